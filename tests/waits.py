@@ -138,7 +138,7 @@ def _proc_files(name: str) -> Iterator[tuple[int, bytes]]:
     """(pid, /proc/PID/NAME) of every process that can be read. Read directly: psutil parsed
     each process's whole environment into a dict (and made a Process of each) where these
     look for one word, in each test's cleanup, on a machine running the suite's hundreds of
-    processes: 3-4 times the CPU."""
+    processes: ~3 times the CPU (28 against 10 ms a cleanup, 422 processes)."""
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
