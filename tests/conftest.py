@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 pytest.register_assert_rewrite("waits", "herd_home", "recording_jobs", "run_process", "terminal")
+import browsers
 import forks
 from herd_home import Herd, UnixConnection, homes_on_one_socket
 from recording_jobs import (
@@ -117,6 +118,17 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     forks.stop()  # this worker's fork server, if a test started it
+    browsers.close_kept()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """The browser modules in units of several (tests/xdist_units.py)."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist_units import BrowserUnits
+
+    return BrowserUnits(config, log)
 
 
 _BREAKPOINT_HOOK = os.environ.get("PYTHONBREAKPOINT")
@@ -142,6 +154,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     at once and left them running (they lead sessions of their own). Set before every test:
     an in-process `gpuherd run` puts SIGTERM back to its default when it ends."""
     forget_rays_breakpoint_hook()
+    if getattr(getattr(item, "module", None), "browser", None) is None:
+        browsers.close_kept()  # (kept for the next browser module only: tests/browsers.py)
     if signal.getsignal(signal.SIGTERM) is not _interrupt:
         signal.signal(signal.SIGTERM, _interrupt)
     # The processes a test starts inherit this worker's ignored signals and its signal mask.

@@ -1,6 +1,7 @@
 """The dashboard in a real browser: Python Playwright driving Debian's chromium.
 
-One daemon (fake GPUs, TCP listener on a free port) and one browser serve the whole module.
+One daemon (fake GPUs, TCP listener on a free port) and one browser serve the whole module
+(the browser is kept for the worker's next browser module: tests/browsers.py).
 Without /usr/bin/chromium (or the playwright package) these tests skip, except in CI
 (CI=true), where they fail: `.ci/run` installs chromium.
 
@@ -9,6 +10,7 @@ test_dashboard_screenshots.py (GPUHERD_SCREENSHOTS=1) saves a screenshot of each
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shlex
@@ -20,6 +22,7 @@ from typing import Any
 
 import pytest
 
+import browsers
 from conftest import Herd, wait_for
 
 CHROMIUM = os.environ.get("GPUHERD_CHROMIUM", "/usr/bin/chromium")
@@ -46,16 +49,13 @@ def _unavailable(reason: str) -> None:
 def browser() -> Iterator[Any]:
     if not os.path.exists(CHROMIUM):
         _unavailable(f"no {CHROMIUM}")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
+    if importlib.util.find_spec("playwright") is None:
         _unavailable("the playwright package is not installed (pip install -e '.[test]')")
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+    playwright, chromium = browsers.take(CHROMIUM, CHROMIUM_ARGS)
+    try:
+        yield chromium
+    finally:
+        browsers.keep(playwright, chromium)
 
 
 class Board:
