@@ -165,19 +165,13 @@ class ForkServer:
             in_r, in_w = os.pipe()
         else:
             in_r, in_w = (os.open(os.devnull, os.O_RDONLY) if no_stdin else 0), -1
-        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            conn.connect(str(self.socket))
-            request = json.dumps({"argv": argv, "env": env, "cwd": str(cwd), "umask": _umask()})
-            payload = request.encode()
-            socket.send_fds(conn, [LENGTH.pack(len(payload))], [in_r, out_w, err_w])
-            conn.sendall(payload)
+            conn, _ = self.fork(argv, env, cwd, (in_r, out_w, err_w))
         finally:
             for fd in (out_w, err_w, in_r or -1):  # (0: the caller's own stdin)
                 if fd >= 0:
                     os.close(fd)
         try:
-            receive(conn, PID.size)  # the child's pid: it is forked
             data = input.encode(encoding) if input is not None else b""
             out, err, status = _communicate(conn, in_w, out_r, err_r, data, timeout)
         except BaseException:
@@ -192,6 +186,32 @@ class ForkServer:
         return subprocess.CompletedProcess(
             argv, os.waitstatus_to_exitcode(status), _text(out, encoding), _text(err, encoding)
         )
+
+    def fork(
+        self,
+        argv: list[str],
+        env: dict[str, str],
+        cwd: Path,
+        stdio: tuple[int, int, int],
+        new_session: bool = False,
+    ) -> tuple[socket.socket, int]:
+        """Have the server fork a child that becomes ARGV with `stdio` as its fds 0-2 (in a
+        session of its own with `new_session`): the connection on which its wait status will
+        come (closing it, or sending KILL, kills the child), and its pid."""
+        request = {"argv": argv, "env": env, "cwd": str(cwd), "umask": _umask()}
+        if new_session:
+            request["new_session"] = True
+        payload = json.dumps(request).encode()
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            conn.connect(str(self.socket))
+            socket.send_fds(conn, [LENGTH.pack(len(payload))], list(stdio))
+            conn.sendall(payload)
+            (pid,) = PID.unpack(receive(conn, PID.size))  # it is forked
+        except BaseException:
+            conn.close()
+            raise
+        return conn, pid
 
 
 def _locale_encoding() -> str:
@@ -271,7 +291,7 @@ _refused = False
 _starting = threading.Lock()  # (tests that call the CLI from threads: one server)
 
 
-def _running_server() -> ForkServer | None:
+def running_server() -> ForkServer | None:
     """This worker's server: started on first use, and again if a test killed it (its
     process's children); None where it cannot start, or in a process forked from the worker."""
     global _server, _refused
@@ -310,7 +330,7 @@ def python_m(
     """`python -m MODULE ARGS`, as gpuherd() runs gpuherd's (tests of the server run their
     own probe module). `input` None: the caller's stdin, or none (/dev/null) with
     `no_stdin`."""
-    server = _running_server()
+    server = running_server()
     argv = [sys.executable, "-m", module, *args]
     if server is None or server.fallback_reason(argv, env, cwd) is not None:
         return subprocess.run(

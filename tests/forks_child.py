@@ -16,13 +16,15 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 
-def become_python_m(request: dict[str, Any], fds: list[int]) -> NoReturn:
+def become_python_m(request: dict[str, Any], fds: list[int], became: int) -> NoReturn:
     """In the forked child: become `python -m MODULE ARGS` (the request's argv) as started by
-    subprocess.run."""
+    subprocess.run; `became` is closed once it has (the server waits for that)."""
     for target, fd in enumerate(fds):
         os.dup2(fd, target)
     for fd in fds:
         os.close(fd)
+    if request.get("new_session"):  # (Popen's start_new_session)
+        os.setsid()
     fresh_signals()
     os.umask(request["umask"])
     os.environ.clear()
@@ -31,6 +33,7 @@ def become_python_m(request: dict[str, Any], fds: list[int]) -> NoReturn:
     sys.path.insert(0, os.getcwd())  # as `python -m` puts it first
     fresh_stdio()
     be_started_as(request["argv"])
+    os.close(became)
     if request["argv"][2] == "gpuherd":
         fork_daemons()
     run_as_main(request["argv"][2])

@@ -106,17 +106,24 @@ class _Server:
     def fork(self) -> None:
         conn, _ = self.listener.accept()
         request, fds = _request(conn)
+        became_r, became_w = os.pipe()
         pid = os.fork()
         if pid == 0:
             try:
+                os.close(became_r)
                 self.close_all(conn)
-                become_python_m(request, fds)
+                become_python_m(request, fds, became_w)
             except BaseException:  # (it exits: here only if it could not become it)
                 traceback.print_exc()
                 sys.stderr.flush()
             os._exit(70)
-        for fd in fds:
+        for fd in (*fds, became_w):
             os.close(fd)
+        # Its pid goes to the caller once it holds none of the server's fds and has its
+        # command line, as Popen returns once its child has exec'd: a test that looks at the
+        # child's sockets (psutil) must see its own alone, never the server's.
+        os.read(became_r, 1)  # (the end of the file: the child closed its end, or died)
+        os.close(became_r)
         pidfd = os.pidfd_open(pid)
         self.children[pidfd] = (pid, conn)
         self.selector.register(pidfd, selectors.EVENT_READ)

@@ -11,7 +11,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Any
 import psutil
 
 import forks
+import forks_popen
 from gpuherd.client import Client
 from waits import jobs_under, wait_dead, wait_for, with_words
 
@@ -87,10 +87,13 @@ class Herd:
         return refused.stderr
 
     def popen(self, *args: str) -> subprocess.Popen[bytes]:
-        """`python -m gpuherd ARGS` left running, its output piped (read it, then end it)."""
-        return subprocess.Popen(
-            [sys.executable, "-m", "gpuherd", *args],
+        """`python -m gpuherd ARGS` left running, its output piped (read it, then end it);
+        forked as `cli`'s calls are (forks_popen.py)."""
+        return forks_popen.popen(
+            "gpuherd",
+            list(args),
             env=self.env,
+            cwd=self.home.parent,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )

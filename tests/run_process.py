@@ -14,16 +14,19 @@ from pathlib import Path
 import psutil
 
 import forks
-from recording_jobs import GPUHERD_BIN
+import forks_popen
 from waits import kill_jobs_under, read_line
 
 
 class RunProcess:
-    """One `gpuherd run` started with Popen in its own session (signals reach it alone)."""
+    """One `gpuherd run` started as Popen starts it, in its own session (signals reach it
+    alone): `python -m gpuherd run`, forked (forks_popen.py); the console script itself is
+    run in tests/e2e/test_run_cli.py."""
 
     def __init__(self, args: list[str], cwd: Path, env: dict[str, str]) -> None:
-        self.proc = subprocess.Popen(
-            [GPUHERD_BIN, "run", *args],
+        self.proc = forks_popen.popen(
+            "gpuherd",
+            ["run", *args],
             cwd=cwd,
             env=env,
             stdin=subprocess.PIPE,
@@ -127,7 +130,7 @@ class Runs:
         making a run's input, say); `input` None: no stdin (/dev/null). As `python -m gpuherd`
         forked by the worker's fork server (forks.py), whose imports it shares: started as a
         real process, each run spent ~70% of its CPU importing. The console script itself
-        is run in tests/e2e/test_run_cli.py, and by RunProcess."""
+        is run in tests/e2e/test_run_cli.py."""
         return forks.gpuherd(
             list(args),
             env=self.env,
