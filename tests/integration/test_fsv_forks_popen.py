@@ -3,11 +3,13 @@ behaves, to the test that holds it and to the child, as the subprocess.Popen it 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +29,22 @@ def probe_dir_fixture(tmp_path: Path) -> Path:
     return tmp_path
 
 
+@contextlib.contextmanager
+def ended(*started: subprocess.Popen[bytes]) -> Iterator[None]:
+    """Each of `started` ended and its pipes closed on the way out, also when a check failed
+    (or its handle, collected later, would warn in whichever test runs then)."""
+    try:
+        yield
+    finally:
+        for process in started:
+            if process.poll() is None:
+                process.kill()
+            process.wait(timeout=30)
+            for pipe in (process.stdin, process.stdout, process.stderr):
+                if pipe is not None:
+                    pipe.close()
+
+
 def start(folder: Path, how: str, **options: Any) -> subprocess.Popen[bytes]:
     env = {**os.environ, "FSV_VALUE": "one two"}
     started = forks_popen.popen("fsvprobe", [how], env=env, cwd=folder, **options)
@@ -43,10 +61,12 @@ def test_a_forked_popen_gives_what_popen_gives(probe_dir: Path) -> None:
         start_new_session=True,
         **PIPES,
     )
-    mine = [child.pid for child in psutil.Process().children()]
-    assert mine == [real.pid]  # the forked one is the server's child
-    given = b"line one\nline two\n"
-    (out, err), (real_out, real_err) = forked.communicate(given, 30), real.communicate(given, 30)
+    with ended(forked, real):
+        mine = [child.pid for child in psutil.Process().children()]
+        assert real.pid in mine and forked.pid not in mine  # the server's child
+        given = b"line one\nline two\n"
+        out, err = forked.communicate(given, 30)
+        real_out, real_err = real.communicate(given, 30)
     assert (forked.returncode, err) == (real.returncode, real_err) == (0, b"atexit ran\n")
     seen, fresh = json.loads(out), json.loads(real_out)
     assert seen["stdin"] == "line one\nline two\n"
@@ -62,16 +82,16 @@ def test_a_forked_popen_gives_what_popen_gives(probe_dir: Path) -> None:
 def test_poll_wait_and_signals_reach_the_child_and_its_end_comes_back(probe_dir: Path) -> None:
     child = start(probe_dir, "sleep", stdout=subprocess.PIPE, stdin=subprocess.DEVNULL)
     assert child.stdout is not None
-    assert json.loads(child.stdout.readline())["pgid"] == os.getpgid(0)  # (no new session)
-    assert child.poll() is None
-    with pytest.raises(subprocess.TimeoutExpired):
-        child.wait(timeout=0.2)
-    assert psutil.Process(child.pid).status() != psutil.STATUS_ZOMBIE
-    child.send_signal(signal.SIGTERM)
-    assert child.wait(timeout=30) == -signal.SIGTERM
+    with ended(child):
+        assert json.loads(child.stdout.readline())["pgid"] == os.getpgid(0)  # (no new session)
+        assert child.poll() is None
+        with pytest.raises(subprocess.TimeoutExpired):
+            child.wait(timeout=0.2)
+        assert psutil.Process(child.pid).status() != psutil.STATUS_ZOMBIE
+        child.send_signal(signal.SIGTERM)
+        assert child.wait(timeout=30) == -signal.SIGTERM
     assert child.poll() == -signal.SIGTERM
     child.kill()  # (ended: nothing is sent, as Popen sends nothing)
-    child.stdout.close()
     server = forks.server()
     assert server is not None
     assert child.pid not in [c.pid for c in psutil.Process(server.pid).children()]  # reaped
@@ -80,7 +100,8 @@ def test_poll_wait_and_signals_reach_the_child_and_its_end_comes_back(probe_dir:
 def test_an_exit_status_and_unredirected_streams(probe_dir: Path) -> None:
     """A stream not redirected is this process's own, as with Popen."""
     child = start(probe_dir, "exit:3", stdin=subprocess.DEVNULL, stdout=subprocess.PIPE)
-    out, err = child.communicate(timeout=30)
+    with ended(child):
+        out, err = child.communicate(timeout=30)
     assert child.returncode == 3 and err is None
     stderr = json.loads(out)["fds"]["2"]
     assert stderr == os.readlink("/proc/self/fd/2").split("[")[0]
@@ -93,8 +114,5 @@ def test_it_holds_none_of_the_servers_fds_once_started(probe_dir: Path) -> None:
     for the connection of the command's first request."""
     for _ in range(20):
         child = start(probe_dir, "sleep", stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
-        try:
+        with ended(child):
             assert psutil.Process(child.pid).net_connections(kind="unix") == []
-        finally:
-            child.kill()
-            child.wait(timeout=30)
