@@ -205,9 +205,9 @@ def fork_daemons() -> None:
     spawn = subprocess.Popen._execute_child  # type: ignore[attr-defined]
 
     def execute_child(popen: subprocess.Popen[bytes], *given: Any, **named: Any) -> None:
-        if named or len(given) != len(_EXECUTE_CHILD):  # (another Python's Popen)
+        if named or len(given) != len(EXECUTE_CHILD):  # (another Python's Popen)
             return spawn(popen, *given, **named)  # type: ignore[no-any-return]
-        call = dict(zip(_EXECUTE_CHILD, given, strict=True))
+        call = dict(zip(EXECUTE_CHILD, given, strict=True))
         argv = [os.fsdecode(word) for word in call["args"]]
         stdio = (call["p2cread"], call["c2pwrite"], call["errwrite"])
         forkable = (
@@ -233,7 +233,7 @@ def fork_daemons() -> None:
     subprocess.Popen._execute_child = execute_child  # type: ignore[attr-defined]
 
 
-_EXECUTE_CHILD = (
+EXECUTE_CHILD = (
     *("args", "executable", "preexec_fn", "close_fds", "pass_fds", "cwd", "env"),
     *("startupinfo", "creationflags", "shell", "p2cread", "p2cwrite", "c2pread", "c2pwrite"),
     *("errread", "errwrite", "restore_signals", "gid", "gids", "uid", "umask"),

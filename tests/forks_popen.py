@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import forks
-from forks_child import _EXECUTE_CHILD
+from forks_child import EXECUTE_CHILD
 from forks_server import STATUS, receive
 
 
@@ -54,7 +54,7 @@ class ForkedPopen(subprocess.Popen[bytes]):
         super().__init__(argv, **options)
 
     def _execute_child(self, *given: Any) -> None:
-        call = dict(zip(_EXECUTE_CHILD, given, strict=True))
+        call = dict(zip(EXECUTE_CHILD, given, strict=True))
         # -1: the stream is not redirected, so the child has this process's own.
         stdio = tuple(
             fd if fd != -1 else own
