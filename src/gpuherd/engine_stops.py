@@ -56,6 +56,10 @@ class JobStops:
         end): a crash before left a job SIGTERMed with no record of its stop, which ended
         `failed (signal 15)` or ran again. The stop in memory is undone with a rollback (a
         full disk, the job's savepoint), or the job looked stopping, never signalled."""
+        # Both clocks read at one instant, before the stop sets its SIGKILL's time: read
+        # after it, a pause between (the collector, a busy core) made the stored stop time
+        # earlier than its event by that much, and a restarted daemon's SIGKILL that early.
+        now, loop_now = self.clock(), asyncio.get_running_loop().time()
         with self.store.transaction():
             before = self.live.get(job_id)
             if before is not None:
@@ -65,10 +69,10 @@ class JobStops:
             )
             if live is None or live.kill_at is None:
                 return False
-            now, reason = self.clock(), live.stop_reason or reason
+            reason = live.stop_reason or reason
             # Stored so that `at + grace` is when the SIGKILL is due, however often it was
             # asked and whatever grace it chose (`at` is in the future when it chose longer).
-            kill_in = live.kill_at - asyncio.get_running_loop().time()
+            kill_in = live.kill_at - loop_now
             self.store.update_job(
                 job_id,
                 now,
