@@ -89,7 +89,7 @@ os.environ.pop("GPUHERD_FAKE_GPUS", None)
 
 # pytest keeps the test modules whose asserts it rewrote (~620) in __pycache__ only where
 # bytecode may be written, and these machines set PYTHONDONTWRITEBYTECODE: every pytest
-# process (each of the four xdist workers) rewrote them all at every collection, ~13 of the
+# process (each of the xdist workers) rewrote them all at every collection, ~13 of the
 # ~17 CPU-s one took (2026-12-07). With them kept, a later collection takes ~4 CPU-s
 # (.ci/run collects once ahead, beside mypy). This process only: the processes the tests
 # start keep the variable.

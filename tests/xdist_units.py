@@ -19,7 +19,8 @@ from typing import Any
 from xdist.scheduler import LoadFileScheduling
 
 BROWSER_UNITS = 4
-"""As many as CI's workers: the units start at once, one on each."""
+"""Fewer than CI's 6 workers (pyproject.toml): the units start at once, one on each of 4, a
+browser launch each, while the others take the other files."""
 
 BROWSER_MODULE = re.compile(r"^(from test_dashboard import .*\bbrowser\b|def browser\()", re.M)
 
