@@ -126,12 +126,17 @@
     }
   });
   // A bulk action answered, its ticks go: left ticked (killed now, say), the rows were acted
-  // on again by the next bulk button, with nothing ticked anew.
+  // on again by the next bulk button, with nothing ticked anew. Only the rows it was sent
+  // for: a box ticked while the answer was on its way is the user's next choice.
   document.addEventListener("htmx:afterRequest", function (event) {
-    var form = event.detail.elt;
+    var form = event.detail.elt, config = event.detail.requestConfig;
     if (!form || form.id !== "bulk" || !event.detail.successful) { return; }
-    document.querySelectorAll(BOXES + ", .select-all").forEach(function (box) {
-      box.checked = false;
+    var sent = config && config.formData ? config.formData.getAll("ids") : [];
+    document.querySelectorAll(BOXES).forEach(function (box) {
+      if (sent.indexOf(box.value) !== -1) { box.checked = false; }
+    });
+    document.querySelectorAll(".select-all").forEach(function (head) {
+      head.checked = head.checked && !sent.length;
     });
   });
   document.addEventListener("htmx:afterSwap", function (event) {
