@@ -203,9 +203,14 @@ def check_edit(changes: Mapping[str, Any], clear: Any = ()) -> list[str]:
         raise WrongValue(f"{wrong[0]!r} cannot be cleared: clear one of {names}")
     if both := [name for name in cleared if name in changes]:
         raise WrongValue(f"{both[0]} is both changed and cleared: give one")
-    if not changes and not cleared:
+    given = [key for key, value in changes.items() if value is not None]
+    if not given and not cleared:  # (name=None reached the daemon, named in its HTTP words)
+        none = next(iter(changes), None)
+        unset = f" (clear=[{none!r}] unsets it)" if none in CLEAR_NAMES else ""
+        said = f"{none}=None changes nothing{unset}; " if none else ""
         raise WrongValue(
-            f"nothing to change: give one of {', '.join(sorted(EDIT_KEYWORDS))} (or clear=[...])"
+            f"nothing to change: {said}give one of {', '.join(sorted(EDIT_KEYWORDS))} "
+            "(or clear=[...])"
         )
     return cleared
 

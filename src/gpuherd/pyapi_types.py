@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from gpuherd.core.int64 import beyond, holds
 from gpuherd.core.units import MissingUnit
 from gpuherd.errors import DaemonError, HerdError, InvalidValue
 
@@ -64,9 +65,12 @@ def check_types(options: Mapping[str, Any]) -> None:
     durations as the API sends them (text and timedeltas made numbers already)."""
     for key, value in options.items():
         kind = KIND_OF.get(key)
-        if value is None or kind is None or _is(kind, value):
+        if value is None or kind is None:
             continue
-        raise WrongType(f"{key} is {_WANTED[kind]}, got {as_given(value)}")
+        if not _is(kind, value):
+            raise WrongType(f"{key} is {_WANTED[kind]}, got {as_given(value)}")
+        if kind == "whole" and not holds(value):  # (the daemon's words named `jobs.0.priority`)
+            raise WrongValue(f"{key} {value} {beyond(value)}")
 
 
 def as_given(value: Any) -> str:
@@ -92,7 +96,7 @@ def read_value(key: str, parse: Callable[[Any], Any], value: Any) -> Any:
         return parse(value)
     except MissingUnit as exc:  # as `--mem 10 is 10 bytes: give a unit, e.g. --mem 10GiB (...)`
         raise WrongValue(
-            f"{key}={value!r} is {exc.number} bytes: give a unit, e.g. {key}='{exc.number}GiB' "
+            f"{key}={value!r} is {exc.number} bytes: give a unit, e.g. {key}='{exc.example}' "
             "(a number without one is bytes, taken from 1 MiB up)"
         ) from None
     except ValueError as exc:

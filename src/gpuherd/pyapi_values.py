@@ -339,6 +339,11 @@ def make_spec(
         values = plain(values)  # a numpy array: a list
         if isinstance(values, str | bytes) or not isinstance(values, Iterable):
             raise HerdError(f"parameter {key!r}: give a list of values, got {values!r}")
+        if isinstance(values, Mapping):  # (its keys alone were swept, its values dropped)
+            raise HerdError(
+                f"parameter {key!r}: give a list of values, got a dict {values!r}: "
+                f"to sweep its values, give list(d.values())"
+            )
         grid[key] = tuple(plain(list(values)))
     try:
         return SweepSpec(

@@ -15,7 +15,7 @@ from gpuherd.core.model import Device, JobSpec, Policy
 from gpuherd.core.reasons import Refusal, never_fits
 from gpuherd.core.reasons_never import GPUS_FLAG
 from gpuherd.core.units import LONGEST, format_size, format_size_down
-from gpuherd.core.when import LATEST
+from gpuherd.core.when import BEGIN_RANGE, LATEST
 from gpuherd.errors import InvalidValue, NotFound
 from gpuherd.host_memory import host_memory_total
 from gpuherd.output_paths import absolute, output_problem, shown
@@ -60,7 +60,7 @@ def spec_from_item(
             raise InvalidValue(f"{where}{field(what)} {wrong}: give a {what}, or leave it out")
     if item.begin is not None and not 0 <= item.begin <= LATEST:  # NaN too
         raise InvalidValue(
-            f"{where}{field('begin')} must be a time (epoch seconds) before the year 9999"
+            f"{where}{field('begin')} must be {BEGIN_RANGE}"
         )
     if item.begin is not None and item.hold:
         raise InvalidValue(

@@ -261,7 +261,10 @@ def test_edit_refuses_dependencies_a_submission_would_refuse_and_ones_that_wait_
     )
     with pytest.raises(HerdError) as never:  # by field and option, as submit's refusal says
         daemon.client.post("/jobs/edit", {"ids": [b], "begin": 1e308})
-    assert str(never.value) == "begin (--begin) must be a time (epoch seconds) before the year 9999"
+    assert (
+        str(never.value)
+        == "begin (--begin) must be a time (epoch seconds) from 1970 to the year 9999"
+    )
     gone = daemon.cli("edit", str(b), "--cwd", str(tmp_path / "gone"), check=False)
     assert gone.returncode == 2 and "does not exist" in gone.stderr
     assert daemon.job(b)["after"] == [a]  # nothing refused changed anything

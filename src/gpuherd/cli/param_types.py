@@ -94,7 +94,7 @@ class _Memory(_Parsed):
             flag = param.opts[-1] if isinstance(param, click.Option) else "--mem"
             raise click.UsageError(
                 f"{flag} {exc.number} is {exc.number} bytes: give a unit, e.g. {flag} "
-                f"{exc.number}GiB (a number without one is bytes, taken from 1 MiB up)",
+                f"{exc.example} (a number without one is bytes, taken from 1 MiB up)",
                 ctx,
             ) from None
         except ValueError as exc:

@@ -15,7 +15,7 @@ from gpuherd.core.idspec import format_ids
 from gpuherd.core.log_caps import cap_said
 from gpuherd.core.states import JobState
 from gpuherd.core.units import format_given, format_size
-from gpuherd.core.when import LATEST
+from gpuherd.core.when import BEGIN_RANGE, LATEST
 
 if TYPE_CHECKING:  # the CLI's kill and edit import CLEARABLE without model's dataclasses
     from gpuherd.core.model import JobSpec
@@ -83,7 +83,7 @@ def check_edit(changes: Mapping[str, Any], clear: Sequence[str]) -> None:
         raise ValueError(f"{wrong[0]} cannot be cleared: clear one of {', '.join(CLEARABLE)}")
     begin = changes.get(BEGIN)
     if begin is not None and not 0 <= begin <= LATEST:  # NaN too
-        raise ValueError("begin (--begin) must be a time (epoch seconds) before the year 9999")
+        raise ValueError(f"begin (--begin) must be {BEGIN_RANGE}")
     for text in ("name", "project"):  # ('' is none, as edit_spec takes it: a clear)
         value = changes.get(text)
         if isinstance(value, str) and value and not value.strip():

@@ -113,7 +113,10 @@ class MissingUnit(ValueError):
     """A memory request without a unit under BARE_LEAST: `number` is what was given."""
 
     def __init__(self, number: str) -> None:
-        super().__init__(f"{number} is {number} bytes: give a unit, e.g. {number}GiB")
+        # The unit likely meant: `--mem 80` is 80 GiB, but `mem=1048575` was offered as
+        # 1048575GiB (a PiB), where a count of thousands is more likely MiB.
+        self.example = f"{number}{'GiB' if int(number) < 1024 else 'MiB'}"
+        super().__init__(f"{number} is {number} bytes: give a unit, e.g. {self.example}")
         self.number = number
 
 

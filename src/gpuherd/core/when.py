@@ -28,6 +28,9 @@ _HELP = (
 _ZERO = r"(0+(\.0*)?|\.0+)[dhms]?"
 """A duration of nothing (+0s, +0): a --begin of now, where parse_duration wants more."""
 LATEST = datetime(9999, 12, 30).timestamp()  # a day short: any time zone still shows it
+BEGIN_RANGE = "a time (epoch seconds) from 1970 to the year 9999"
+"""What a `begin` must be, as the API's refusals say it (one before 1970 was told `before the
+year 9999`, which it is)."""
 """The last moment a --begin may name: later ones cannot be shown as a date."""
 
 
