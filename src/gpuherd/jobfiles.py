@@ -28,7 +28,7 @@ MARKERS = ("SUCCESS", "FAILURE")
 
 def prepare(folder: str | Path) -> None:
     """Create an attempt's folder, leaving no marker of an earlier run in it, nor the logs
-    of one that ended there (the job's shell appends: two runs' output in one log would
+    of one that began there (the job's shell appends: two runs' output in one log would
     mislead). An attempt that never started (its Ray node left) keeps the note it logged.
     A new attempt-N (N > 1) moves the job folder's metrics.json into attempt-(N-1). One found
     there that is not a folder of the user's (a planted link) is moved aside (attempt_folder)."""
@@ -49,14 +49,16 @@ def prepare(folder: str | Path) -> None:
             attempt_folder.replace_planted(folder, what)
             _set_aside_metrics(str(folder))
             return
-        ended = False
+        # A run began there if it left a marker, or the `process` file its start makes (a
+        # `gpuherd run` killed outright left no marker, and its rerun appended to its logs).
+        began = False
         for name in (*MARKERS, "process", "exit_status", "pid", SIGTERM_NOTE):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(os.path.join(folder, name))
-                ended = ended or name in MARKERS
+                began = began or name in (*MARKERS, "process")
         for name in LOGS:  # (a link: an --output's, or one planted, which `>>` would follow)
             with contextlib.suppress(FileNotFoundError):
-                if ended or os.path.islink(os.path.join(folder, name)):
+                if began or os.path.islink(os.path.join(folder, name)):
                     os.unlink(os.path.join(folder, name))
         if not os.path.basename(folder).startswith("attempt-"):
             _remove_later_attempts(str(folder))

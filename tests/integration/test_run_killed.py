@@ -77,3 +77,29 @@ def test_a_killed_run_with_keep_state_leaves_its_database_in_the_output_folder(
         for pid in pids:
             if not gone(pid):
                 os.kill(pid, signal.SIGKILL)
+
+
+def test_a_rerun_after_a_run_killed_with_sigkill_starts_fresh_logs(runs: Runs) -> None:
+    """The killed run's jobs left no marker, and the rerun (`--skip-succeeded`, as the README
+    says to recover) appended to their logs: `first`, `Terminated`, then its own output."""
+    out = runs.root / "out"
+    run = runs.start("--fake-gpus", "1", "--output-dir", str(out), "-")
+    run.write("echo first; echo first >&2; echo $$ > pid_0; sleep 300 & echo $! > bg_0; wait\n")
+    run.close_stdin()
+    pids = _pids(runs.cwd, 1)
+    watchdog = run.watchdog()
+    try:
+        run.proc.send_signal(signal.SIGKILL)
+        run.proc.wait(10)
+        watchdog.wait(timeout=30)  # (the jobs stopped: the folder is free)
+        line = "echo second; echo second >&2\n"
+        again = runs.run(
+            "--fake-gpus", "1", "--output-dir", str(out), "--skip-succeeded", input=line
+        )
+        assert again.returncode == 0, again
+        assert (out / "job_0" / "stdout.log").read_text() == "second\n"
+        assert (out / "job_0" / "stderr.log").read_text() == "second\n"
+    finally:
+        for pid in pids:
+            if not gone(pid):
+                os.kill(pid, signal.SIGKILL)

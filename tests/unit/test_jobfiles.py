@@ -186,6 +186,18 @@ def test_prepare_removes_old_markers_and_the_logs_of_a_run_that_ended(tmp_path: 
         assert not (folder / name).exists(), name
 
 
+def test_prepare_removes_the_logs_of_a_run_killed_before_its_end(tmp_path: Path) -> None:
+    """A `gpuherd run` killed outright leaves its jobs' `process` files and logs, no marker:
+    the rerun appended to those logs."""
+    folder = tmp_path / "a"
+    folder.mkdir()
+    (folder / "process").write_text("pid 4242\n")
+    (folder / "stdout.log").write_text("old output\n")
+    (folder / "stderr.log").write_text("Terminated\n")
+    jobfiles.prepare(folder)
+    assert sorted(p.name for p in folder.iterdir()) == []
+
+
 def test_prepare_keeps_what_an_attempt_that_never_ran_logged(tmp_path: Path) -> None:
     """A Ray attempt whose node left before it started notes why in stderr.log; the next
     try runs in the same folder, and the note stays above its output."""
