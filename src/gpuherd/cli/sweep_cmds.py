@@ -293,6 +293,13 @@ def _sweep_exists(name: str) -> bool:
 )
 @click.option("--csv", "as_csv", is_flag=True, help="Print CSV.")
 @options.json_option()
+@click.option(
+    "-q",
+    "--quiet",
+    is_flag=True,
+    help="Print only the job ids of the points listed, each point's latest job: "
+    "gpuherd retry $(gpuherd sweep status NAME --state failed -q).",
+)
 def status(
     name: str,
     sort_key: str | None,
@@ -300,10 +307,13 @@ def status(
     limit: int | None,
     as_csv: bool,
     as_json: bool,
+    quiet: bool,
 ) -> None:
     """Every point of a sweep: its parameters, state, run time and metrics (metrics.json)."""
-    if as_csv and as_json:  # (it printed JSON: `--csv --json > f.csv` was no spreadsheet)
-        raise click.UsageError("give --csv or --json, not both")
+    # (--csv with --json printed JSON: `--csv --json > f.csv` was no spreadsheet)
+    given = [flag for flag, on in (("--csv", as_csv), ("--json", as_json), ("-q", quiet)) if on]
+    if len(given) > 1:
+        raise click.UsageError(f"give {given[0]} or {given[1]}, not both")
     with checked_by_daemon("--sort"):  # --state and --limit are checked here
         # Each point's job_dir and log_files only for --json: they cost the daemon a read
         # of every point's job, which the table and CSV, not showing them, need not wait for.
@@ -312,6 +322,11 @@ def status(
         )
     if as_json:
         click.echo(json.dumps(table, indent=1))
+    elif quiet:  # (`ls -q --sweep` lists every run, older runs of points rerun since too:
+        # `retry` refuses those, as the point's folder is its newer job's now)
+        click.echo(
+            "".join(f"{row['job_id']}\n" for row in table["rows"] if row["job_id"]), nl=False
+        )
     elif as_csv:
         sweep_render.status_csv(table)
     else:
