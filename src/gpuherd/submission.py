@@ -59,9 +59,7 @@ def spec_from_item(
         if (wrong := blank(text)) is not None:  # (the dashboard sends a blank box as none)
             raise InvalidValue(f"{where}{field(what)} {wrong}: give a {what}, or leave it out")
     if item.begin is not None and not 0 <= item.begin <= LATEST:  # NaN too
-        raise InvalidValue(
-            f"{where}{field('begin')} must be {BEGIN_RANGE}"
-        )
+        raise InvalidValue(f"{where}{field('begin')} must be {BEGIN_RANGE}")
     if item.begin is not None and item.hold:
         raise InvalidValue(
             f"{where}give {field('hold')} or {field('begin')}, not both: "

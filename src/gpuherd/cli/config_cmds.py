@@ -146,13 +146,7 @@ def set_(ctx: click.Context, name: str, words: tuple[str, ...]) -> None:
         wanted = next(param for param in ctx.command.params if param.name == "words")
         raise click.MissingParameter(ctx=ctx, param=wanted)  # `no VALUE given: USAGE`
     if len(words) > 1:  # click said `Got unexpected extra argument (h=2)`
-        import shlex
-
-        if all("=" in word for word in words):  # `project-limits g=1 h=2`
-            how = f"separate them with commas: {typed_name()} config set {name} {','.join(words)}"
-        else:  # `on-end notify-send done`
-            how = f"quote it: {typed_name()} config set {name} {shlex.quote(' '.join(words))}"
-        raise click.UsageError(f"{name} takes one value, not {len(words)}: {how}")
+        raise click.UsageError(_one_value(name, words))
     (value,) = words
     client = Client()
     # The settings and their rules are the daemon's (config.py): a value it refuses is a
@@ -183,6 +177,46 @@ def set_(ctx: click.Context, name: str, words: tuple[str, ...]) -> None:
         for hint in (found, *missing, callback_template_hint(value)):
             if hint is not None:
                 click.echo(prefixed("warning", f"on-end: {hint}"), err=True)
+
+
+TEXT_SETTINGS = ("on-end",)
+"""The settings whose value is text that may hold blanks (a command): words typed apart
+are quoted into one."""
+EXAMPLES = {
+    "foreign": "memory",
+    "keep-free": "10%",
+    "keep-ram": "8GiB",
+    "reserve-after": "5m",
+    "max-running": "4",
+    "cpu-jobs": "auto",
+    "project-limits": "lr-sweep=2,eval=1",
+    "retries": "3",
+    "grace": "30s",
+    "max-log-size": "10GiB",
+}
+"""A value each other setting takes (its help's example where it gives one), for the
+refusal of several words: quoting them into one, as it advised, was then refused
+(`retries: invalid count '1 2'`). Its tests check each is taken, and every setting is here
+or in TEXT_SETTINGS."""
+
+
+def _one_value(name: str, words: tuple[str, ...]) -> str:
+    """Why `config set NAME W1 W2 ...` is refused, with a command that works."""
+    import shlex
+
+    from gpuherd.config import SETTINGS  # deferred: ~60 ms, for this mistake alone
+
+    if name not in SETTINGS:  # (said as the daemon says it of `config set foo 1`)
+        return str(unknown_setting(name, SETTINGS))
+    said = f"{name} takes one value, not {len(words)}"
+    command = f"{typed_name()} config set {name}"
+    if name in TEXT_SETTINGS:  # `on-end notify-send done`
+        return f"{said}: quote it: {command} {shlex.quote(' '.join(words))}"
+    if name == "project-limits" and all("=" in word for word in words):  # `g=1 h=2`
+        return f"{said}: separate them with commas: {command} {','.join(words)}"
+    given = f"{said} ({shlex.quote(' '.join(words))}): give one"
+    example = EXAMPLES.get(name)  # (a setting added without one: no example, no traceback)
+    return f"{given}, e.g. {command} {example}" if example else given
 
 
 @config.command()

@@ -140,7 +140,10 @@ def _listed(value: str) -> str | None:
     inner = value[1:-1] if value[:1] == "[" and value[-1:] == "]" else value
     spaced = inner == value and any(c.isspace() for c in value)
     if "," in inner:
-        parts = [part.strip().strip("'\"") for part in inner.split(",")]
+        if not _commas_separate(inner):
+            return None  # (JSON, a call, a tuple: one structured value)
+        # Only the blanks beside a comma go: a part's own characters are typed as they are.
+        parts = [part.strip() for part in inner.split(",")]
         if spaced and not all(map(_is_number, parts)):
             return None  # ("Hello, world" is one text; "0.1, 0.01" lists two numbers)
     elif all(_is_number(part) for part in inner.split()):
@@ -150,6 +153,27 @@ def _listed(value: str) -> str | None:
     if len(parts) < 2 or not all(parts) or len(set(parts)) < len(parts):
         return None  # (a repeat, `64,64`, is rather one value: a layer's sizes)
     return " ".join(map(shlex.quote, parts))
+
+
+_CLOSING = {")": "(", "]": "[", "}": "{"}
+
+
+def _commas_separate(text: str) -> bool:
+    """Whether each comma of `text` reads as a separator of values: none is inside brackets
+    (`f(a,b)`, `(1,2)`, `{"a":1,"b":2}`, `[[1,2],[3,4]]`), and there are no quotes, whose
+    text the comma may belong to (`'a,b'`). Split there, the advice typed two halves of
+    one value (`-p cfg '{"a":1' 'b":2}'`), and took the quotes off them."""
+    if "'" in text or '"' in text:
+        return False
+    opened: list[str] = []
+    for char in text:
+        if char in "([{":
+            opened.append(char)
+        elif char in _CLOSING and (not opened or opened.pop() != _CLOSING[char]):
+            return False  # (unbalanced: not a list either)
+        elif char == "," and opened:
+            return False
+    return not opened
 
 
 def _is_number(text: str) -> bool:
