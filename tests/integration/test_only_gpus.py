@@ -51,7 +51,7 @@ def test_a_job_that_could_never_run_on_its_gpus_is_refused(shared_daemon: Herd) 
     cases = [
         (["--only-gpus", "7"], "asks for 1 GPU of --only-gpus 7, but gpuherd has no GPU 7"),
         (["-g", "2", "--only-gpus", "1"], "asks for 2 GPUs but --only-gpus names 1"),
-        (["-g", "0", "--only-gpus", "1"], "only_gpus (--only-gpus) with gpus 0 (--gpus 0): a CPU"),
+        (["-g", "0", "--only-gpus", "1"], "--only-gpus with --gpus 0: a CPU-only job gets no GPU"),
         (["--only-gpus", "one"], "invalid GPU index 'one'"),
     ]
     for args, message in cases:

@@ -23,8 +23,12 @@ from conftest import Herd
             "--on-no-output kill needs --no-output-timeout D: how long a job may print nothing "
             "before it is stopped (e.g. --no-output-timeout 30m)",
         ),
+        (  # (it reached the daemon: `only_gpus (--only-gpus) with gpus 0 (--gpus 0)`, exit 1)
+            ["--gpus", "0", "--only-gpus", "1"],
+            "--only-gpus with --gpus 0: a CPU-only job gets no GPU; drop one of them",
+        ),
     ],
-    ids=["exclusive-cpu-only", "kill-without-timeout"],
+    ids=["exclusive-cpu-only", "kill-without-timeout", "only-gpus-cpu-only"],
 )
 def test_options_that_cannot_go_together_are_a_command_line_mistake(
     herd: Herd, options: list[str], line: str

@@ -152,7 +152,8 @@ def submit(
         stray := stray_values(command, args[: len(args) - len(command)], ctx.command, *where)
     ):
         raise click.UsageError(stray)
-    checks.refuse_cpu_only_mem(opts["gpus"], opts["mem"], "--gpus", opts["exclusive"])
+    only = opts["only_gpus"]
+    checks.refuse_cpu_only_mem(opts["gpus"], opts["mem"], "--gpus", opts["exclusive"], None, only)
     checks.refuse_hold_with_begin(opts["hold"], opts["begin"])
     checks.refuse_kill_without_timeout(opts["on_no_output"], opts["no_output_timeout"])
     commands = submitted_file(file) if file is not None else []

@@ -15,12 +15,22 @@ Given = Mapping[str, str] | None
 
 
 def refuse_cpu_only_mem(
-    gpus: int, mem: int | None, flag: str, exclusive: bool = False, given: Given = None
+    gpus: int,
+    mem: int | None,
+    flag: str,
+    exclusive: bool = False,
+    given: Given = None,
+    only_gpus: object = None,
 ) -> None:
-    """--mem is GPU memory and --exclusive a GPU to itself: a CPU-only job asks for neither,
-    so giving one with --gpus 0 is a mistake, as --only-gpus with --gpus 0 is (the daemon
-    refuses that one, and these too for other clients). `given`: `mem`, `exclusive`, `gpus`."""
+    """--mem is GPU memory, --exclusive a GPU to itself and --only-gpus where it runs: a
+    CPU-only job asks for none, so giving one with --gpus 0 is a mistake (the daemon refuses
+    these too, for other clients: --only-gpus was left to it, exit 1 where the others exit 2).
+    `given`: `mem`, `exclusive`, `gpus`."""
     said = {"mem": "--mem", "exclusive": "--exclusive", "gpus": f"{flag} 0", **(given or {})}
+    if gpus == 0 and only_gpus:
+        raise click.UsageError(
+            f"--only-gpus with {said['gpus']}: a CPU-only job gets no GPU; drop one of them"
+        )
     if gpus == 0 and mem is not None:
         raise click.UsageError(
             f"{said['mem']} with {said['gpus']}: a CPU-only job gets no GPU memory; drop one "
