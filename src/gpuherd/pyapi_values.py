@@ -19,7 +19,7 @@ import os
 import re
 import sys
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Set
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -344,6 +344,8 @@ def make_spec(
                 f"parameter {key!r}: give a list of values, got a dict {values!r}: "
                 f"to sweep its values, give list(d.values())"
             )
+        if isinstance(values, Set):  # (in hash order: another order at each run of a script)
+            values = _in_order(values)
         grid[key] = tuple(plain(list(values)))
     try:
         return SweepSpec(
@@ -355,6 +357,15 @@ def make_spec(
         )
     except SweepError as exc:  # (an InvalidValue, as the daemon's refusal of a sweep is)
         raise WrongValue(f"invalid sweep: {exc}") from None
+
+
+def _in_order(values: Set[Any]) -> list[Any]:
+    """A set's values sorted (its points then run in the same order at each run), or, of
+    values that do not sort (`{1, "a"}`), by their text."""
+    try:
+        return sorted(values)
+    except TypeError:
+        return sorted(values, key=repr)
 
 
 def is_sweep_file(source: object, params: Mapping[str, Any] | None) -> bool:

@@ -75,3 +75,12 @@ def test_a_bare_number_is_offered_the_unit_likely_meant(herd: Herd, mem: int, ex
         InvalidValue, match=f"^mem={mem} is {mem} bytes: give a unit, e.g. mem='{example}'"
     ):
         herd.submit("true", gpus=1, mem=mem)
+
+
+def test_a_set_of_values_is_swept_in_order() -> None:
+    """A set's own order is its hashes': another at each run of the script (strings)."""
+    assert make_spec("s", "echo {x}", {"x": {"b", "c", "a"}}, None).grids == (
+        {"x": ("a", "b", "c")},
+    )
+    mixed = make_spec("s", "echo {x}", {"x": frozenset({2, "a", 1})}, None).grids
+    assert mixed == ({"x": ("a", 1, 2)},)  # (by their text: "'a'" < "1" < "2")
