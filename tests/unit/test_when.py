@@ -94,7 +94,7 @@ def test_format_moment_names_the_day_only_when_it_is_not_today() -> None:
     [
         ("+99999999999999999999h", "more than 100 years away"),
         ("+3000000d", "more than 100 years away"),
-        ("9999-12-31T12:00", "that is after the year 9999"),
+        ("9999-12-31T12:00", "that is after 9999-12-30 00:00, the latest time gpuherd takes"),
     ],
 )
 def test_a_begin_no_date_can_show_is_refused(text: str, why: str) -> None:

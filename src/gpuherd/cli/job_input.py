@@ -30,6 +30,9 @@ _READ_LIMIT = MAX_COMMAND_BYTES + len("\r\n")
 """The most bytes one line may take, its line break included: a longer one can never be a
 command, so reading it to its end would only use up memory."""
 _TOO_LONG = "longer than 128 KiB, more than a command can be: put it in a script file and run that"
+EMPTY_NAME = "give a file of commands, one a line, or - to read the jobs from standard input"
+"""What to give for a job file named by nothing (`--file "$JOBS"` with JOBS unset), said
+after the option or argument: it was `cannot read : No such file or directory`."""
 
 
 class JobFileUnopened(HerdError):
@@ -58,6 +61,8 @@ def submitted_file(file: str) -> list[str]:
     name was exit 1); what it holds is checked as for `run`, a script refused as by `run`."""
     from gpuherd.cli.not_job_file import refuse_script
 
+    if not file:
+        raise click.UsageError(f"--file is empty: {EMPTY_NAME}")
     refuse_script(file, "submit", "--file")  # (its lines were queued as jobs of their own)
     try:
         return list(job_commands(file))

@@ -166,7 +166,9 @@ class WholeRange(_Flagged, click.IntRange):
         return f"use a whole number from {self.min} {upto}"
 
 
-_WHOLE = re.compile(r"[+-]?\d+")
+_WHOLE = re.compile(r"[+-]?\d+", re.ASCII)
+"""ASCII: int() takes other scripts' digits (`--retries ٤`), which the job ids refuse
+(core/idspec.py) and no one means."""
 
 
 class Choosing(_Flagged, click.Choice):  # type: ignore[type-arg]
@@ -233,7 +235,8 @@ class _Whole(click.ParamType):  # type: ignore[type-arg]
         if not isinstance(value, str):
             return value
         with contextlib.suppress(ValueError):
-            number = int(value)
+            # Of ASCII alone (UnicodeEncodeError is a ValueError): int() of a str takes `٣`.
+            number = int(value.encode("ascii"))
             if self.stored and not SMALLEST <= number <= LARGEST:
                 what = param.human_readable_name.lower() if param else "value"
                 if isinstance(param, click.Option):  # `--priority: N is too large ...`

@@ -26,6 +26,7 @@ from gpuherd.cli.param_types import (
     DURATION,
     GRACE,
     JOB_ID,
+    LAST,
     PRIORITY,
     SIZE,
     Choosing,
@@ -36,7 +37,7 @@ from gpuherd.cli.param_types import (
 )
 from gpuherd.client import Client
 from gpuherd.core.edit import CLEARABLE
-from gpuherd.core.idspec import summarize
+from gpuherd.core.idspec import parse_job_ids, summarize
 from gpuherd.core.states import FINISHED_STATES
 from gpuherd.submission_text import blank
 from gpuherd.typed_name import typed_name
@@ -171,7 +172,7 @@ def priority(words: tuple[str, ...]) -> None:
     `gpuherd priority $(gpuherd ls -q --sweep lr) 5`); `last` is the job submitted last.
     """
     if len(words) < 2:
-        job = words[0] if words else "7"  # (one word: the job, as `priority ID P` had it)
+        job = words[0] if words and _names_jobs(words[0]) else "7"  # (an id it may copy)
         said = "no priority given" if words else "no job id given"
         raise click.UsageError(
             f"{said}: {typed_name()} priority IDS P takes job ids, then a whole number P "
@@ -186,6 +187,16 @@ def priority(words: tuple[str, ...]) -> None:
     answered(
         client.post("/jobs/priority", {"ids": given_ids(client, tuple(ids)), "priority": value})
     )
+
+
+def _names_jobs(word: str) -> bool:
+    """Whether `word` is job ids as `priority` takes them: the one word of `priority 3` is
+    its job, shown again in the example; `priority -3` was shown `priority -3 10`, which
+    then failed (`invalid job id '-3'`)."""
+    try:
+        return word.strip() == LAST or bool(parse_job_ids(word))
+    except ValueError:
+        return False
 
 
 # Extra arguments are taken, to answer gpulimit's `move ID INDEX` (click: "Got unexpected

@@ -54,6 +54,10 @@ class RunCommand(click.Command):
         words = list(ctx.params.get("args", ()))
         while words and is_gpu_indices(words[0]):  # (split_gpus_and_file's to say)
             words.pop(0)
+        if words == [""]:  # (`run "$JOBS"`, JOBS unset: before the GPUs are probed)
+            from gpuherd.cli.job_input import EMPTY_NAME
+
+            raise click.UsageError(f"FILE is empty: {EMPTY_NAME}", ctx)
         if index_or_file is not None and not words and ctx.params.get("yielder") is None:
             # Read as the job file, it would make as valid a command line: say both ways.
             raise click.UsageError(index_or_file.both_valid(), ctx)

@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 
 import click
 
+from gpuherd.cli.param_types import LISTEN
 from gpuherd.client import Client
 from gpuherd.errors import HerdError, NotFound
 from gpuherd.listen_address import every_interface, parse_address
@@ -39,6 +40,9 @@ def show_dashboard(answer: dict[str, Any]) -> None:
 @click.command()
 @click.option(
     "--listen",
+    # Checked here, as `daemon start --listen` checks it: '' was taken for no --listen, and
+    # `x` was the daemon's refusal (exit 1), not the command line's (exit 2).
+    type=LISTEN,
     metavar="HOST:PORT",
     help="Where to listen if not yet listening (default 127.0.0.1:8888, or the next free port).",
 )
@@ -84,7 +88,7 @@ def ui(listen: str | None, url_only: bool, open_browser: bool, stop: bool, new_t
                 f"the daemon is not listening on TCP: `{typed_name()} ui` starts the dashboard"
             )
         answer = _say_not_saved(client.post("/daemon/listen", {"address": listen}))
-    elif listen:
+    elif listen is not None:  # ('' is refused: LISTEN)
         answer = client.post("/daemon/listen", {"address": listen})  # 409 if elsewhere
     if url_only:
         click.echo(answer["url"])

@@ -28,10 +28,12 @@ _HELP = (
 _ZERO = r"(0+(\.0*)?|\.0+)[dhms]?"
 """A duration of nothing (+0s, +0): a --begin of now, where parse_duration wants more."""
 LATEST = datetime(9999, 12, 30).timestamp()  # a day short: any time zone still shows it
+"""The last moment a --begin may name: later ones cannot be shown as a date."""
+LATEST_SAID = "9999-12-30 00:00"
+"""LATEST as a refusal names it: `after the year 9999` was said of 9999-12-31, in that year."""
 BEGIN_RANGE = "a time (epoch seconds) from 1970 to the year 9999"
 """What a `begin` must be, as the API's refusals say it (one before 1970 was told `before the
 year 9999`, which it is)."""
-"""The last moment a --begin may name: later ones cannot be shown as a date."""
 
 
 def parse_begin(text: str, now: float, name: str = "time") -> float:
@@ -155,7 +157,7 @@ def _date_time(value: str, bad: str, help_text: str) -> float:
     if not math.isfinite(at):
         raise ValueError(f"{bad}: {help_text}")
     if at > LATEST:
-        raise ValueError(f"{bad}: that is after the year 9999")
+        raise ValueError(f"{bad}: that is after {LATEST_SAID}, the latest time gpuherd takes")
     return at
 
 
