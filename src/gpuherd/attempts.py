@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import signal
 from collections import Counter
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -62,6 +62,9 @@ class Live:
     """Printed nothing for its --no-output-timeout (cleared by its next output)."""
     peak: int = 0
     """The most GPU memory the job was seen to use on one GPU (telemetry)."""
+    recorded_peak: int = 0
+    """The peak herd.db holds for the attempt (peaks_to_record): a restarted daemon takes it
+    up, so a job holds its peak for its whole life, not its --mem alone after a restart."""
     stop_reason: OutcomeKind | None = None
     requeue: bool = False
     kill_at: float | None = None
@@ -161,6 +164,7 @@ class Attempts:
         assert attempt.pid is not None
         pid, number = attempt.pid, attempt.number
         folder = self.layout.attempt_dir(job, number)
+        peak = attempt.peak_mem or 0  # (of a run re-attached: as the last daemon recorded it)
         live = Live(
             job_id=job.id,
             attempt=number,
@@ -174,6 +178,8 @@ class Attempts:
             grace=job.spec.grace,
             sweep=job.spec.sweep,
             project=job.spec.project,
+            peak=peak,
+            recorded_peak=peak,
         )
         watch_logs(live, self.layout, job, attempt.files, log_bases)
         self.live[job.id] = live
@@ -337,7 +343,7 @@ class Attempts:
                 run.peak = max(run.peak, usage.get(run.key, 0))
                 held.append(replace(run.reservation, mem=max(run.reservation.mem, run.peak)))
         for lv in self.live.values():
-            lv.peak = max(lv.peak, usage.get((lv.job_id, lv.attempt), 0))
+            lv.peak = max(lv.peak, usage.get((lv.job_id, lv.attempt), 0))  # (peaks_to_record too)
             held.append(
                 Reservation(
                     lv.job_id,
@@ -349,6 +355,23 @@ class Attempts:
                 )
             )
         return held
+
+    def peaks_to_record(self, usage: Mapping[RunKey, int]) -> list[tuple[int, int, int]]:
+        """(job id, attempt, peak) of each running attempt whose GPU memory peak (grown by
+        `usage`, as `reservations` grows it) is past what herd.db holds: a daemon restarted
+        held a job to its --mem alone, and placed another job into the memory it had used."""
+        grown = []
+        for lv in self.live.values():
+            lv.peak = max(lv.peak, usage.get((lv.job_id, lv.attempt), 0))
+            if lv.peak > lv.recorded_peak:
+                grown.append((lv.job_id, lv.attempt, lv.peak))
+        return grown
+
+    def peaks_recorded(self, peaks: Iterable[tuple[int, int, int]]) -> None:
+        """These peaks are committed (peaks_to_record's, once their transaction is)."""
+        for job_id, number, peak in peaks:
+            if (lv := self.live.get(job_id)) is not None and lv.attempt == number:
+                lv.recorded_peak = max(lv.recorded_peak, peak)
 
     def close(self) -> None:
         """Stop watching; the processes run on (a next daemon re-attaches to them)."""

@@ -162,7 +162,8 @@ class Engine(JobStops, Spawns):
         pids, self._unrecorded_pids = self._unrecorded_pids, []
         self._refused = None
         held_ends = self.attempts.held_ends  # runs a restored herd.db did not know, ended
-        if not exits and not pids and not held_ends and (self.queue_paused or self._stopping):
+        peaks = self.attempts.peaks_to_record(self.devices.usage)
+        if not (exits or pids or held_ends or peaks) and (self.queue_paused or self._stopping):
             return []  # nothing to record: no transaction (a paused queue is woken often)
         taken = [(e, live) for e in exits if (live := self.attempts.ended(e[0], e[1]))]
         paperwork = len(self._paperwork)
@@ -172,6 +173,10 @@ class Engine(JobStops, Spawns):
                 finish_exits(self, [(live, status) for (_, _, status), live in taken], now)
                 record_held_ends(self, now)
                 started = self._record_starts(now)
+                # (and the peaks its placement's reading grew: no tick may follow it soon)
+                peaks = self.attempts.peaks_to_record(self.devices.usage)
+                self.store.record_peaks(peaks)
+                self.store.after_commit(partial(self.attempts.peaks_recorded, peaks))
                 self.seen.note(now)  # (when due: in a commit made anyway)
                 return started
         except Exception as exc:

@@ -56,6 +56,16 @@ class AttemptWrites:
                 (*changes.values(), job_id, number),
             )
 
+    def record_peaks(self, peaks: Sequence[tuple[int, int, int]]) -> None:
+        """Running attempts' GPU memory peaks so far, (job id, attempt, peak) each: their
+        end records their last (a restarted daemon holds a job to its peak, as this one)."""
+        if peaks:
+            with self.transaction():
+                self._db.executemany(
+                    "UPDATE attempts SET peak_mem = ? WHERE job_id = ? AND number = ?",
+                    [(peak, job_id, number) for job_id, number, peak in peaks],
+                )
+
     def delete_attempt(self, job_id: int, number: int) -> None:
         with self.transaction():
             self._db.execute(
