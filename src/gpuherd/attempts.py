@@ -62,6 +62,9 @@ class Live:
     """Printed nothing for its --no-output-timeout (cleared by its next output)."""
     peak: int = 0
     """The most GPU memory the job was seen to use on one GPU (telemetry)."""
+    full_disk: Path | None = None
+    """The folder of its logs, found full as herd.db refused to record its end (engine_endings.
+    note_full_disks): its end says so once recorded, when that disk may have room again."""
     recorded_peak: int = 0
     """The peak herd.db holds for the attempt (peaks_to_record): a restarted daemon takes it
     up, so a job holds its peak for its whole life, not its --mem alone after a restart."""

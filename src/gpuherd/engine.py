@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Iterator
 from functools import partial
 
-from gpuherd import seen_alive
+from gpuherd import engine_endings, seen_alive
 from gpuherd.attempts import Attempts
 from gpuherd.broadcast import Broadcast
 from gpuherd.config import load_policy
@@ -190,6 +190,7 @@ class Engine(JobStops, Spawns):
             self._unrecorded_pids = pids + self._unrecorded_pids
             if not isinstance(exc, sqlite3.Error):
                 raise  # a failing pass: logged, said and tried again (engine_health.py)
+            engine_endings.note_full_disks(self, [live for _, live in taken if not live.requeue])
             self._refused = exc  # (said by `daemon status` and queued jobs' reasons: health)
             then = "the next start reads them from the folders" if closing else "retrying"
             log.warning("recording the queue's changes failed, %s: %s", then, exc)  # (full disk)

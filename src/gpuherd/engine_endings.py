@@ -4,8 +4,9 @@ jobs that waited for a job that ended otherwise than they needed cancelled with 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence, Set
+from collections.abc import Iterable, Iterator, Mapping, Sequence, Set
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gpuherd import jobfiles, log_text
@@ -77,7 +78,8 @@ def finish(
     nxt = after_attempt(job, ended, outcome)  # (the message added below changes no state)
     if outcome.kind in (OutcomeKind.EXIT, OutcomeKind.SIGNAL) and not outcome.success:
         retried = nxt.state is JobState.QUEUED
-        outcome = said_if_its_disk_was_full(engine, job, outcome, retried)
+        full = live.full_disk if live else None
+        outcome = said_if_its_disk_was_full(engine, job, outcome, retried, full)
     ended_at = ended_at or now
     peak = live.peak if live else peak
     engine.store.update_attempt(
@@ -175,15 +177,32 @@ def stderr_tail(engine: Engine, job: Job) -> str:
     return log_text.tail(engine.layout.log_file(job, job.attempt, "stderr", files))
 
 
-def said_if_its_disk_was_full(engine: Engine, job: Job, outcome: Outcome, retried: bool) -> Outcome:
-    """`outcome`, saying so if the disk of the attempt's logs was full as it ended: a job
-    killed by a failed write leaves only `exit 1` and a log that stops (log_disk.py)."""
-    files = engine.store.attempt_files(job.id, job.attempt)
-    logs = (engine.layout.log_file(job, job.attempt, s, files) for s in ("stdout", "stderr"))
-    if outcome.message or (folder := full_disk_folder(logs)) is None:
+def said_if_its_disk_was_full(
+    engine: Engine, job: Job, outcome: Outcome, retried: bool, seen: Path | None = None
+) -> Outcome:
+    """`outcome`, saying so if the disk of the attempt's logs was full as it ended (`seen`:
+    found so as its end could not be recorded): a job killed by a failed write leaves only
+    `exit 1` and a log that stops (log_disk.py)."""
+    if outcome.message:
+        return outcome
+    if (folder := seen or full_disk_folder(_log_files(engine, job))) is None:
         return outcome
     said = full_disk_message(folder, job.id, retried, engine.layout.one_shot)
     return replace(outcome, message=said)
+
+
+def _log_files(engine: Engine, job: Job) -> Iterator[Path]:
+    files = engine.store.attempt_files(job.id, job.attempt)
+    return (engine.layout.log_file(job, job.attempt, s, files) for s in ("stdout", "stderr"))
+
+
+def note_full_disks(engine: Engine, lives: Iterable[Live]) -> None:
+    """Of ended attempts whose end herd.db refused (a full disk, which their logs may share),
+    note the folder of their logs if its disk is full now: recorded once there is room, the
+    end was said without its reason, the disk no longer full."""
+    for live in lives:
+        if live.full_disk is None and (job := engine.store.get_job(live.job_id)) is not None:
+            live.full_disk = full_disk_folder(_log_files(engine, job))
 
 
 def said_how_large(engine: Engine, job: Job, outcome: Outcome, live: Live | None) -> Outcome:
