@@ -13,6 +13,7 @@ import traceback
 from pathlib import Path
 
 from gpuherd.errors import HerdError
+from gpuherd.paths import FILE_IN_THE_WAY
 
 
 def os_failure(exc: OSError, home: Path) -> str:
@@ -60,10 +61,7 @@ def _file_failure(exc: OSError, home: Path) -> str:
             f"GPUHERD_HOME at a folder on a writable disk; {AGAIN}"
         )
     if exc.errno == errno.ENOTDIR:
-        return (
-            f"cannot open {path}: a file stands where a folder should be on its path: move "
-            f"that file aside, {AGAIN}"
-        )
+        return f"cannot open {path}: {FILE_IN_THE_WAY}: move that file aside, {AGAIN}"
     return f"cannot use {path} ({reason}): fix it or move it aside, {AGAIN}"
 
 

@@ -18,6 +18,7 @@ import shlex
 
 from gpuherd.core.output_files import fixed_folder, template_problem
 from gpuherd.own_files import others_link
+from gpuherd.paths import FILE_IN_THE_WAY
 
 
 def absolute(given: str, cwd: str) -> str:
@@ -50,16 +51,39 @@ def output_problem(given: str, cwd: str) -> str | None:
         return f"{path} is a folder: name a file in it, such as {os.path.join(path, '%j.log')}"
     if "%" not in path and os.path.exists(path):  # (/dev/null, or a file written before)
         if not os.access(path, os.W_OK):
-            return f"{path} cannot be written (permission denied): name another file"
+            return f"{path} cannot be written ({_why_not(path)}): name another file"
         return None
     folder = fixed_folder(path)  # (the folders after it are created as the job starts)
     if not os.path.isdir(folder):
+        if in_the_way := _file_in_the_way(folder):
+            return (
+                f"{FILE_IN_THE_WAY} ({in_the_way} is a file): move it aside, or name a file "
+                "elsewhere"
+            )
         return (
             f"the folder {folder} does not exist: create it (mkdir -p {shlex.quote(folder)}) first"
         )
     if not os.access(folder, os.W_OK | os.X_OK):
-        return f"cannot create a file in {folder} (permission denied): name a file elsewhere"
+        return f"cannot create a file in {folder} ({_why_not(folder)}): name a file elsewhere"
     return None
+
+
+def _file_in_the_way(folder: str) -> str | None:
+    """The file that stands in place of `folder` or of a folder above it (None: the first
+    that exists is a folder): there the `mkdir -p` the message advised before fails."""
+    while not os.path.exists(folder) and folder != os.path.dirname(folder):  # (up to `/`)
+        folder = os.path.dirname(folder)
+    return None if os.path.isdir(folder) else folder
+
+
+def _why_not(path: str) -> str:
+    """Why `path`, which os.access says cannot be written, cannot: its disk mounted
+    read-only (which no chmod mends, and which root meets too), else its permissions."""
+    try:
+        read_only = bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except OSError:
+        read_only = False
+    return "read-only file system" if read_only else "permission denied"
 
 
 def planted_link(path: str) -> str | None:

@@ -139,6 +139,11 @@ def make_home(home: Path) -> None:
         ) from None
 
 
+FILE_IN_THE_WAY = "a file stands where a folder should be on its path"
+"""Said where a file is in place of a folder a path goes through: a bare `File exists` or
+`Not a directory` said nothing of it (home, socket, backup, --output, daemon.log)."""
+
+
 def not_a_folder(home: Path, socket: Path | None = None) -> str:
     """What to say when a file stands where the home (or a folder on the way to the daemon's
     `socket`) should be."""
@@ -149,7 +154,7 @@ def not_a_folder(home: Path, socket: Path | None = None) -> str:
             where = "" if place == home else f": {place}"
             return f"GPUHERD_HOME {home}{where} is a file, not a folder: point it at a folder"
     if socket is None:  # (the home's own folders: a file made there since it failed)
-        return f"{home}: a file stands where a folder should be on its path"
+        return f"{home}: {FILE_IN_THE_WAY}"
     return socket_folder_blocked(socket)
 
 
@@ -159,7 +164,7 @@ def socket_folder_blocked(socket: Path) -> str:
     all `daemon start` said."""
     place = next((p for p in reversed(socket.parents) if p.exists() and not p.is_dir()), None)
     if place is None:  # (gone since it failed)
-        return f"{socket}: a file stands where a folder should be on its path"
+        return f"{socket}: {FILE_IN_THE_WAY}"
     if os.environ.get("GPUHERD_SOCKET"):
         other = "GPUHERD_SOCKET to a path in a folder of yours"
     else:

@@ -68,7 +68,7 @@ def _check(home: Path, database: Path, target: Path, replace: bool) -> None:
     if not target.parent.is_dir():
         folder = target.parent
         if folder.exists() or any(p.exists() and not p.is_dir() for p in folder.parents):
-            raise HerdError(f"{target}: a file stands where a folder should be on its path")
+            raise HerdError(f"{target}: {paths.FILE_IN_THE_WAY}")
         quoted = shlex.quote(str(folder))
         raise HerdError(f"the folder {folder} does not exist: create it (mkdir -p {quoted}) first")
     if target.resolve() in {Path(f"{database}{part}").resolve() for part in DATABASE_FILES}:

@@ -37,7 +37,7 @@ def not_running(home: Path) -> str:
 
 
 def start_hint(home: Path) -> str:
-    saved = _remembered(home)
+    saved = remembered(home)
     executor, probe = saved.get(EXECUTOR), saved.get(PROBE)
     if executor is None and probe is None:
         return FIRST_START
@@ -58,7 +58,7 @@ def start_hint(home: Path) -> str:
     return f"start it again with `gpuherd daemon {verb}`, which starts as the last one did: {how}"
 
 
-def _remembered(home: Path) -> dict[str, Any]:
+def remembered(home: Path) -> dict[str, Any]:
     """The home's remembered start settings, decoded; {} when there are none or they cannot
     be read (the hint then is the general one: it must never fail in their place)."""
     import sqlite3
@@ -96,5 +96,5 @@ def runs_on_ray(home: Path | None = None) -> bool:
     as its last start chose: the running daemon's choice. Read only where a warning depends
     on it (a program not on this machine's PATH, which a cluster's node may have:
     script_files.py)."""
-    executor = _remembered(paths.home_dir(home)).get(EXECUTOR)
+    executor = remembered(paths.home_dir(home)).get(EXECUTOR)
     return executor is not None and executor.kind == "ray"

@@ -122,13 +122,15 @@ def restart(ctx: click.Context, kill: bool, grace: float | None) -> None:
     refuse_grace_without_kill(grace, kill)
     # Checked as `start` checks it, before anything stops: a bad GPUHERD_FAKE_GPUS refused
     # only once the daemon had stopped would leave none running.
-    gpu_choice(None, None)
+    variable = gpu_choice(None, None).given  # (set, it replaces the last start's GPUs)
     client = Client()
     with restart_under_way(client.home):  # (another restart finding none running joins this)
-        _stop_and_start(ctx, client, kill, grace)
+        _stop_and_start(ctx, client, kill, grace, variable)
 
 
-def _stop_and_start(ctx: click.Context, client: Client, kill: bool, grace: float | None) -> None:
+def _stop_and_start(
+    ctx: click.Context, client: Client, kill: bool, grace: float | None, variable: bool
+) -> None:
     from gpuherd.cli import daemon_cmds  # deferred: that module registers this command
 
     # The daemon replaced may run another gpuherd (upgraded since it started): what the
@@ -151,6 +153,8 @@ def _stop_and_start(ctx: click.Context, client: Client, kill: bool, grace: float
                 raise
             _after_another_stop(ctx, client, pid or lock_holder(client.home), kill)
             return
+        if not variable:
+            _refuse_unusable_saved_gpus(client.home, pid)
         try:
             left = daemon_cmds.stop_daemon(client, pid, "kill" if kill else "leave", grace)
         except (Conflict, daemon_cmds.StoppedByAnother):  # another call's plain stop won
@@ -176,6 +180,39 @@ def _stop_and_start(ctx: click.Context, client: Client, kill: bool, grace: float
     if status.get("version") != __version__:
         ran = f"gpuherd {status['version']}" if status.get("version") else "an older gpuherd"
         click.echo(f"upgraded: the daemon ran {ran}; the new one runs {__version__}")
+
+
+def _refuse_unusable_saved_gpus(home: Path, pid: int) -> None:
+    """Check the GPUs the next daemon starts with, the last start's (herd.db's `probe`), as
+    `daemon start` checks its options, before the daemon (`pid`) stops: a --fake-gpus state
+    file made invalid while it ran (it serves on, on its last good reading) stopped it, and
+    the new one did not start, leaving none. A saved --gpus is checked as written, not
+    probed: the running daemon probes those GPUs now, and a probe here would load NVML in
+    the client (seconds without persistence mode, a hang on a wedged driver)."""
+    from gpuherd.gpus.choice import choose_gpus
+    from gpuherd.saved_settings import EXECUTOR, PROBE
+    from gpuherd.start_hint import remembered  # (herd.db read only: the daemon writes it)
+
+    saved = remembered(home)  # ({} when unreadable: the start then says what is wrong)
+    executor, probe = saved.get(EXECUTOR), saved.get(PROBE)
+    if executor is not None and executor.kind == "ray":  # the cluster's GPUs: none saved
+        return
+    gpus, fake_gpus = (None, None) if probe is None else (probe["gpus"], probe["fake_gpus"])
+    given = [(o, v) for o, v in (("--gpus", gpus), ("--fake-gpus", fake_gpus)) if v is not None]
+    if not given:  # (the GPUs NVML finds, as the daemon does now)
+        return
+    option, value = given[0]
+    try:
+        choose_gpus(gpus, fake_gpus)
+    except ValueError as exc:
+        name = typed_name()
+        fix = "fix the file" if option == "--fake-gpus" else "fix that"
+        raise HerdError(
+            f"the GPUs the daemon restarts with, the last start's {shlex.join([option, value])}"
+            f", cannot be used: {str(exc).removeprefix(f'{option}: ')}; the daemon (pid {pid}) "
+            f"was left running: {fix}, then `{name} daemon restart` (or, for other GPUs, "
+            f"`{name} daemon stop`, then `{name} daemon start` with them)"
+        ) from None
 
 
 def _none_running(ctx: click.Context, client: Client, kill: bool) -> None:
