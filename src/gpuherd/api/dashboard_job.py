@@ -4,12 +4,14 @@ failure, and a sweep point's metrics."""
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 from typing import Any
 
 from gpuherd import log_text
 from gpuherd.api import log_cursor
+from gpuherd.api.jobs import missing_log
 from gpuherd.core.idspec import format_ids
 from gpuherd.core.int64 import holds
 from gpuherd.core.log_names import chosen_file
@@ -22,6 +24,9 @@ from gpuherd.service_jobs import no_job
 from gpuherd.sweep_files import read_metrics
 from gpuherd.sweep_folders import own_run
 
+_WHOLE_NUMBER = re.compile(r"-?[0-9]+")
+"""An attempt asked for by number (ASCII digits: int() takes other scripts' digits too)."""
+
 LOG_TAIL_BYTES = 64 * 1024
 FAILURE_LINES, FAILURE_LINE_CHARS = 6, 500
 """A failed attempt's stderr lines at the top of its page, a longer line shown by its end: a
@@ -31,11 +36,9 @@ line of 7 KB (an exception's message with a batch in it) filled the screen there
 def log_tail(path: Path, most: int = LOG_TAIL_BYTES) -> tuple[str, int, bool]:
     """The end of a log as (text, size in bytes, cut): the page starts; the stream goes on.
     Its first line, begun before, as `gpuherd show` shows it (log_text): a redrawn line's
-    last drawing, else its end after `…`."""
-    try:
-        data, size, begun = log_text.read_end(path, most)
-    except (FileNotFoundError, Forbidden):  # (Forbidden: no plain file, `--output /dev/null`)
-        return "", 0, False
+    last drawing, else its end after `…`. Raises FileNotFoundError (no log) and Forbidden (no
+    plain file: `--output /dev/null`, a folder in its place), which _log_start says."""
+    data, size, begun = log_text.read_end(path, most)
     cut = log_cursor.escapes_complete(data[: log_text.utf8_complete(data)])
     if data[:cut].endswith(b"\r"):
         # Left for the stream to send: a line being redrawn (a progress bar) is overwritten
@@ -52,8 +55,8 @@ def job_view(service: Service, job_id: int, asked: str, with_logs: bool = True) 
         raise no_job(job_id)
     job = service.show(job_id)
     asked = asked.strip()
-    try:
-        wanted = int(asked) if asked.isascii() and asked.isdigit() else None
+    try:  # (a negative number is a number too: `no attempt -1`, as `no attempt 0`, unquoted)
+        wanted = int(asked) if _WHOLE_NUMBER.fullmatch(asked) else None
     except ValueError:  # more digits than Python converts
         wanted = None
     number = wanted if wanted and 1 <= wanted <= job["attempt"] else job["attempt"]
@@ -67,13 +70,10 @@ def job_view(service: Service, job_id: int, asked: str, with_logs: bool = True) 
         missing = _no_such_attempt(job, wanted)
     logs: dict[str, dict[str, Any]] = {}
     for stream in ("stdout", "stderr"):
-        note = None
         if number and with_logs:
-            text, offset, cut = log_tail(service.log_path(job_id, stream, number))
-            if not offset:  # why nothing is there, as `gpuherd log` says it (/dev/null, say)
-                note = service.no_log(job_id, stream, number)
+            text, offset, cut, note = _log_start(service, job_id, stream, number)
         else:
-            text, offset, cut = "", 0, False
+            text, offset, cut, note = "", 0, False, None
         file = _chosen_file(job, stream, number)
         logs[stream] = {"text": text, "offset": offset, "cut": cut, "note": note, "file": file}
     return {
@@ -87,6 +87,23 @@ def job_view(service: Service, job_id: int, asked: str, with_logs: bool = True) 
         "running_for": _running_for(job),
         "metrics": point_metrics(job),
     }
+
+
+def _log_start(
+    service: Service, job_id: int, stream: str, number: int
+) -> tuple[str, int, bool, str | None]:
+    """Attempt `number`'s `stream` as its page starts it: log_tail's (text, offset, cut), and
+    why it has nothing to show, as `gpuherd log` says it (None: empty, or yet to come). A log
+    gone or no plain file showed `(empty)` by a download link that answered 404 or 403."""
+    path = service.log_path(job_id, stream, number)
+    try:
+        text, offset, cut = log_tail(path)
+    except FileNotFoundError:  # gone, or not written yet (a running job's: no note)
+        error = missing_log(service, job_id, stream, number, path)
+        return "", 0, False, str(error) if error else None
+    except Forbidden as refused:  # `--output /dev/null` said as such, else why not served
+        return "", 0, False, service.no_log(job_id, stream, number) or str(refused)
+    return text, offset, cut, None  # (a plain file there, empty or not: nothing to explain)
 
 
 def _running_for(job: dict[str, Any]) -> float | None:

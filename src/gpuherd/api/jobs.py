@@ -253,17 +253,27 @@ async def log(
 
 
 def _not_written_yet(service: Service, job_id: int, stream: str, number: int, path: Path) -> None:
-    """Return if a log that is not there may still come: the attempt runs, in its folder,
-    and has not opened its log yet. Else the attempt never started (Conflict, saying why), or
-    the log is gone (its folder deleted, or the file): raise NotFound, which says so, rather
-    than answer an empty log."""
+    """Return if a log that is not there may still come (missing_log); else raise why not,
+    rather than answer an empty log."""
+    if error := missing_log(service, job_id, stream, number, path):
+        raise error
+
+
+def missing_log(
+    service: Service, job_id: int, stream: str, number: int, path: Path
+) -> Conflict | NotFound | None:
+    """Why the log at `path`, not there, will not come: the attempt never started (Conflict,
+    saying why), or the log is gone (its folder deleted, or the file: NotFound). None: it may
+    still come, the attempt runs, in its folder, and has not opened its log yet. The API's
+    answer and the job page's words (dashboard_job.py), one wording for both."""
     state = service.job_states([job_id])[job_id]
     latest, _ = service.log_target(job_id, "stdout", None)
     if state in LIVE_STATES and number == latest and path.parent.is_dir():
-        return
-    _no_log(service, job_id, stream, number)
+        return None
+    if note := service.no_log(job_id, stream, number):
+        return Conflict(note)
     why = "" if path.parent.is_dir() else " (its folder was deleted)"
-    raise NotFound(f"job {job_id}: its log file is gone: {path}{why}")
+    return NotFound(f"job {job_id}: its log file is gone: {path}{why}")
 
 
 def _no_log(service: Service, job_id: int, stream: str, number: int) -> None:

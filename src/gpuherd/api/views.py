@@ -48,7 +48,6 @@ if TYPE_CHECKING:
 HERE = Path(__file__).parent
 TEMPLATES = HERE / "templates"
 PAGE_SIZE = 50
-MAX_PAGE = 1_000_000
 STATE_ORDER = [s.value for s in JobState]
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -204,8 +203,8 @@ class JobFilter:
         asked = dict.fromkeys(s.strip().lower() for s in params.getlist("state") if s.strip())
         states = tuple(s for s in asked if s in STATE_ORDER)
         typed = params.get("page", "").strip()
-        try:
-            page = min(int(typed or "1"), MAX_PAGE)
+        try:  # (any number: past the last, the pager names it and links to the last)
+            page = int(typed or "1")
         except ValueError:
             page = 0
         bad_page = typed if page < 1 else ""  # `page=abc`, `page=0`: page 1, said (page_error)

@@ -12,6 +12,7 @@ from gpuherd.api.buttons import retry_failed_question
 from gpuherd.api.views import PAGE_SIZE, JobFilter
 from gpuherd.api.views_projects import project_error
 from gpuherd.cli.plain import show_bidi
+from gpuherd.core.int64 import LARGEST
 from gpuherd.core.states import JobState
 from gpuherd.damaged_rows import unlisted
 from gpuherd.service import Service
@@ -122,7 +123,10 @@ def jobs_page(service: Service, f: JobFilter, size: int = PAGE_SIZE) -> JobPage:
     where = (f.project or None, f.text, f.sweep or None)
     mark = service.engine.changes.mark  # (before the reads: a change meanwhile moves it)
     with service.store.passing_over_damaged() as damaged:
-        total, jobs = service.page_jobs(f.states, *where, (f.page - 1) * size, size, since)
+        # (A page past any there can be, `page=99999999999999999999999`, read from the
+        # largest offset SQLite takes: the page it names is the one asked for, not a cap's.)
+        offset = min((f.page - 1) * size, LARGEST)
+        total, jobs = service.page_jobs(f.states, *where, offset, size, since)
     said = unlisted(sorted(damaged.items()))
     failed = total if f.states == FAILED_ONLY else _failed(service, mark, where, since)
     unknown = project_error(service.store, f.project, total)
