@@ -7,7 +7,10 @@ import contextlib
 import os
 import signal
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
+
+import psutil
 
 from conftest import Runs
 from waits import gone, wait_for
@@ -25,16 +28,32 @@ def _pids(cwd: Path, count: int) -> list[int]:
     return [int((cwd / name).read_text()) for name in names]
 
 
-def test_a_run_killed_with_sigkill_leaves_no_job_running(runs: Runs) -> None:
-    out = runs.root / "out"
-    run = runs.start("--fake-gpus", "2", "--output-dir", str(out), "-")
-    run.write(STUBBORN.format(n=0) + "\n" + PLAIN.format(n=1) + "\n")
+@contextlib.contextmanager
+def killed_run(
+    runs: Runs, lines: list[str], *options: str
+) -> Iterator[tuple[psutil.Process, list[int]]]:
+    """A `gpuherd run` of `lines` (each noting its pids, as STUBBORN and PLAIN do) into
+    runs.root/out, SIGKILLed once they all run; yields its watchdog and the jobs' pids, and
+    kills what of them is left at the end."""
+    run = runs.start(*options, "--output-dir", str(runs.root / "out"), "-")
+    run.write("".join(f"{line}\n" for line in lines))
     run.close_stdin()
-    pids = _pids(runs.cwd, 2)
+    pids = _pids(runs.cwd, len(lines))
     watchdog = run.watchdog()
     try:
         run.proc.send_signal(signal.SIGKILL)
         run.proc.wait(10)
+        yield watchdog, pids
+    finally:
+        for pid in pids:
+            if not gone(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_a_run_killed_with_sigkill_leaves_no_job_running(runs: Runs) -> None:
+    out = runs.root / "out"
+    lines = [STUBBORN.format(n=0), PLAIN.format(n=1)]
+    with killed_run(runs, lines, "--fake-gpus", "2") as (watchdog, pids):
         # The folder stays held while the stubborn job has its grace: a rerun is refused, saying
         # why, and does not write into the killed run's job folders.
         lock = out / ".gpuherd-run.lock"
@@ -51,46 +70,26 @@ def test_a_run_killed_with_sigkill_leaves_no_job_running(runs: Runs) -> None:
         again = runs.run("--fake-gpus", "1", "--output-dir", str(out), input="echo again\n")
         assert again.returncode == 0, again
         assert (out / "job_0" / "stdout.log").read_text() == "again\n"
-    finally:
-        for pid in pids:
-            if not gone(pid):
-                os.kill(pid, signal.SIGKILL)
 
 
 def test_a_killed_run_with_keep_state_leaves_its_database_in_the_output_folder(
     runs: Runs,
 ) -> None:
     out = runs.root / "out"
-    run = runs.start("--fake-gpus", "1", "--keep-state", "--output-dir", str(out), "-")
-    run.write(PLAIN.format(n=0) + "\n")
-    run.close_stdin()
-    pids = _pids(runs.cwd, 1)
-    try:
-        run.proc.send_signal(signal.SIGKILL)
-        run.proc.wait(10)
+    with killed_run(runs, [PLAIN.format(n=0)], "--fake-gpus", "1", "--keep-state") as (_, pids):
         wait_for(lambda: all(gone(pid) for pid in pids), timeout=30, what="the job to end")
         wait_for(lambda: not list(runs.tmp.iterdir()), what="the run's state folder to go")
         with contextlib.closing(sqlite3.connect(out / "herd.db")) as db:
             ((command,),) = db.execute("SELECT command FROM jobs")
         assert command == PLAIN.format(n=0)
-    finally:
-        for pid in pids:
-            if not gone(pid):
-                os.kill(pid, signal.SIGKILL)
 
 
 def test_a_rerun_after_a_run_killed_with_sigkill_starts_fresh_logs(runs: Runs) -> None:
     """The killed run's jobs left no marker, and the rerun (`--skip-succeeded`, as the README
     says to recover) appended to their logs: `first`, `Terminated`, then its own output."""
     out = runs.root / "out"
-    run = runs.start("--fake-gpus", "1", "--output-dir", str(out), "-")
-    run.write("echo first; echo first >&2; echo $$ > pid_0; sleep 300 & echo $! > bg_0; wait\n")
-    run.close_stdin()
-    pids = _pids(runs.cwd, 1)
-    watchdog = run.watchdog()
-    try:
-        run.proc.send_signal(signal.SIGKILL)
-        run.proc.wait(10)
+    first = "echo first; echo first >&2; echo $$ > pid_0; sleep 300 & echo $! > bg_0; wait"
+    with killed_run(runs, [first], "--fake-gpus", "1") as (watchdog, _):
         watchdog.wait(timeout=30)  # (the jobs stopped: the folder is free)
         line = "echo second; echo second >&2\n"
         again = runs.run(
@@ -99,7 +98,3 @@ def test_a_rerun_after_a_run_killed_with_sigkill_starts_fresh_logs(runs: Runs) -
         assert again.returncode == 0, again
         assert (out / "job_0" / "stdout.log").read_text() == "second\n"
         assert (out / "job_0" / "stderr.log").read_text() == "second\n"
-    finally:
-        for pid in pids:
-            if not gone(pid):
-                os.kill(pid, signal.SIGKILL)
