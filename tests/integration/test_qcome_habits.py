@@ -32,6 +32,8 @@ from conftest import Herd, wait_for
         (["wait", "-a"], "leave it out: gpuherd wait waits for every job queued, running or"),
         (["retry", "--all-failed"], "gpuherd retry $(gpuherd ls -q --all --state failed) runs"),
         (["log", "-l", "5", "3"], "No such option '-l': use --lines N (-n N): the last N lines"),
+        # docker's and kubectl's: click guessed "Did you mean one of: 'log', 'ls'?"
+        (["logs", "--tail", "5", "1"], "No such command 'logs': gpuherd log ID prints a job's"),
         # pueue's `add -o 10` is a priority: the job's output went to a file named 10.
         (["submit", "-o", "10", "--", "true"], "--output 10: -o names the file the output goes"),
     ],

@@ -33,3 +33,11 @@ def test_one_gpu_is_not_written_gpus(tmp_path: Path) -> None:
 def test_a_head_alone_is_one_node(tmp_path: Path) -> None:
     probe = RayProbe(RayNodes(tmp_path / "ray-gpus.json", lambda fresh: [node("head", 0)]), "h:1")
     assert probe.describe() == "ray at h:1: 1 node, 0 GPUs on 0 of them"  # was 1 nodes
+
+
+def test_ray_locals_line_says_each_of_several_nodes_only() -> None:
+    from gpuherd.cli.ray_cmds import cluster_said
+
+    assert cluster_said(2, 2) == "a head without GPUs and 2 nodes with 2 fake GPUs each"
+    assert cluster_said(1, 2) == "a head without GPUs and 1 node with 2 fake GPUs"  # was `each`
+    assert cluster_said(1, 1) == "a head without GPUs and 1 node with 1 fake GPU"

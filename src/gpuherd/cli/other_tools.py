@@ -61,6 +61,8 @@ THEIR_COMMANDS = {
         "status": "gpuherd ls lists the jobs, --json for scripts (pueue's status); gpuherd "
         "daemon status and gpuherd gpus show the daemon and the GPUs (gpulimit's status)",
         "follow": "gpuherd log -f ID follows a job's output (pueue's follow)",
+        "logs": "gpuherd log ID prints a job's output, -n N its last N lines, -f what follows "
+        "(docker's and kubectl's logs, --tail N)",
         "stash": "gpuherd hold IDS keeps queued jobs from starting (pueue's stash)",
         "enqueue": "gpuherd release IDS lets held jobs run (pueue's enqueue)",
         "start": "gpuherd resume starts the queue again, gpuherd resume IDS paused jobs "

@@ -66,10 +66,8 @@ def ray_local(nodes: int, gpus_per_node: int, cpus_per_node: int) -> None:
             cluster.add_node(num_cpus=cpus_per_node, num_gpus=gpus_per_node)
         cluster.wait_for_nodes()
         agents = raylet_children(cluster)  # while each raylet is alive: one may die before the end
-        click.echo(
-            f"Ray cluster up in {time.monotonic() - started:.1f}s: a head without GPUs and "
-            f"{plural(nodes, 'node')} with {plural(gpus_per_node, 'fake GPU')} each"
-        )
+        took = time.monotonic() - started
+        click.echo(f"Ray cluster up in {took:.1f}s: {cluster_said(nodes, gpus_per_node)}")
         click.echo(f"address: {cluster.address}")
         click.echo(f"try:     {typed_name()} daemon start --address {cluster.address}")
         click.echo("Ctrl-C stops the cluster.", nl=True)
@@ -84,6 +82,14 @@ def ray_local(nodes: int, gpus_per_node: int, cpus_per_node: int) -> None:
         cluster.shutdown()
         stop_left_behind(agents)
         click.echo("stopped")
+
+
+def cluster_said(nodes: int, gpus_per_node: int) -> str:
+    """`a head without GPUs and 2 nodes with 2 fake GPUs each`; of one node, no `each` (it
+    said `1 node with 2 fake GPUs each`)."""
+    each = " each" if nodes > 1 else ""
+    gpus = plural(gpus_per_node, "fake GPU")
+    return f"a head without GPUs and {plural(nodes, 'node')} with {gpus}{each}"
 
 
 def raylet_children(cluster: Any) -> list[psutil.Process]:
