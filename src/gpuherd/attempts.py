@@ -20,10 +20,17 @@ from gpuherd.attempt_numbers import next_number
 from gpuherd.core.log_caps import LogBases
 from gpuherd.core.log_names import FOLDER_LOGS
 from gpuherd.core.model import Attempt, Job, Reservation
-from gpuherd.core.output_files import attempt_files_for, launch_files
+from gpuherd.core.output_files import attempt_files_for, launch_files, stream_templates
 from gpuherd.core.recovery import Ran
 from gpuherd.core.states import JobState, OutcomeKind
-from gpuherd.executors.base import Executor, ExitStatus, LaunchRequest, NotStarted
+from gpuherd.executors.base import (
+    NO_USER_FILES,
+    Executor,
+    ExitStatus,
+    LaunchRequest,
+    NotStarted,
+    SpawnError,
+)
 from gpuherd.gpu_processes import RunKey, RunningJob
 from gpuherd.held_run import HeldRun
 from gpuherd.layout import Layout
@@ -133,6 +140,9 @@ class Attempts:
         jobfiles.prepare(attempt.dir)
         if attempt.number > 1:  # its marker is the attempt before's end: not this one's
             jobfiles.clear_job_marker(self.layout.job_dir(job))
+        if not self.executor.user_files and any(stream_templates(job.spec)):
+            # Named before a switch to Ray, whose nodes cannot write them (refused at submit).
+            raise SpawnError(NO_USER_FILES)
         request = LaunchRequest(
             job_id=job.id,
             attempt=attempt.number,

@@ -15,6 +15,7 @@ live job's own attempt is then superseded by them, and they are taken as the job
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -41,7 +42,7 @@ from gpuherd.engine_endings import fail_orphaned_waiters, finish, stored_attempt
 from gpuherd.engine_held_runs import watch_held_runs
 from gpuherd.engine_restored import later_runs, take_later
 from gpuherd.engine_taken import recorded_stop, recorded_usage, requeue_ended
-from gpuherd.executors.base import UNKNOWN_SIGNS
+from gpuherd.executors.base import RAY_PLACE_FILE, UNKNOWN_SIGNS
 from gpuherd.stop_signals import sigterm_sent
 
 if TYPE_CHECKING:
@@ -112,7 +113,9 @@ def _observe(engine: Engine, job: Job, now: float, alive: dict[tuple[int, int], 
     status = executor.recorded_exit(folder)
     ended_at, signs = (status.ended_at if status else now), UNKNOWN_SIGNS
     if status is None and pid is not None and not running:  # lost: no shell wrote its end
-        signs = executor.signs_of_life(folder)
+        # A Ray attempt's are never this machine's (a home switched from Ray with
+        # --abandon-running): its node's boot is not known, its logs here are the daemon's.
+        signs = UNKNOWN_SIGNS if _ran_on_ray(folder) else executor.signs_of_life(folder)
         stopped = alive.get((job.id, job.attempt))  # seen running as the last daemon stopped
         if stopped is not None and (signs.last_seen is None or stopped > signs.last_seen):
             signs = replace(signs, last_seen=stopped)
@@ -142,13 +145,14 @@ def _say_ended_unwatched(engine: Engine, job: Job, seen: Observed, now: float) -
     if attempt.outcome is None or after is None:
         return
     which = f"job {job.id} attempt {job.attempt}" + (f" (pid {seen.pid})" if seen.pid else "")
+    ray = _ran_on_ray(str(engine.layout.attempt_dir(job, job.attempt)))
     again = after.state is JobState.QUEUED
     why = "gpuherd retry" if job.stop is not None and job.stop.requeue else "--retries"
     if attempt.outcome.kind is OutcomeKind.LOST:
         log.warning(
             "%s is gone, with no exit status recorded (%s): %s",
             which,
-            _how_lost(job, seen, attempt.ended_at, now),
+            _how_lost(job, seen, attempt.ended_at, now, ray),
             f"lost, queued again ({why})" if again else "the job is lost",
         )
         return
@@ -158,21 +162,30 @@ def _say_ended_unwatched(engine: Engine, job: Job, seen: Observed, now: float) -
     log.info("%s ended at %s while no daemon watched it (%s): %s", which, ended, outcome, state)
 
 
-def _how_lost(job: Job, seen: Observed, ended_at: float | None, now: float) -> str:
+def _how_lost(job: Job, seen: Observed, ended_at: float | None, now: float, ray: bool) -> str:
     """Why an attempt left no exit status, and when it ended as best known (lost_end): its
     shell had no chance to write one (the job's processes were SIGKILLed, or the machine
-    restarted) while no daemon was its parent to see it."""
+    restarted) while no daemon was its parent to see it. Of one that ran on a Ray cluster
+    (`ray`), nothing is known but that it is gone: it may have ended any way there."""
     booted, started = seen.booted, job.started_at
-    if booted is None:  # (a cluster's attempt: its end is this restart's moment, as before)
-        return "killed with SIGKILL, or the machine restarted, while no daemon watched it"
-    if started is not None and started < booted:
+    if ray:
+        how = "it ran on a Ray cluster, where no daemon saw how it ended"
+    elif booted is None:  # (this machine's boot could not be read)
+        how = "killed with SIGKILL, or the machine restarted, while no daemon watched it"
+    elif started is not None and started < booted:
         how = f"the machine restarted at {format_moment(booted, now)}, after it started"
     else:
         how = "killed with SIGKILL while no daemon watched it"
     if ended_at is None:
         return how
     alive = ", when it was last seen alive" if ended_at == seen.last_seen else ""
+    if ended_at == now and seen.last_seen is None:  # (no sign of life: the bound, lost_end)
+        alive = ", when this daemon found it gone"
     return f"{how}; its end recorded at {format_moment(ended_at, now)}{alive}"
+
+
+def _ran_on_ray(folder: str) -> bool:
+    return os.path.isfile(os.path.join(folder, RAY_PLACE_FILE))
 
 
 def _supersede(

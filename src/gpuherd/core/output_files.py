@@ -138,7 +138,8 @@ attempt's folder, which a moved home moves with it)."""
 def attempt_files_for(spec: JobSpec, job_id: int, attempt: int, user_files: bool = True) -> Files:
     """Where attempt `attempt` of the job writes, by the job's files as they are now: what an
     attempt records as it starts (`user_files`: the executor writes such files; Ray's does
-    not). Later edits of the job's files or name change its next attempts' files alone."""
+    not, and a job that names some fails its start there: Attempts.launch). Later edits of
+    the job's files or name change its next attempts' files alone."""
     chosen = attempt_files(spec, job_id, attempt) if user_files else (None, None)
     out, err = (path or log for path, log in zip(chosen, FOLDER_LOGS, strict=True))
     return out, err

@@ -107,6 +107,11 @@ class SignsOfLife:
 
 UNKNOWN_SIGNS = SignsOfLife(None, None)
 
+RAY_PLACE_FILE = "ray.json"
+"""What the Ray executor writes in each attempt's folder as it launches it, before its actor
+exists (where it was placed): here, not in executors/ray.py, which imports Ray, so that a
+daemon of another executor tells an attempt that ran on a cluster (engine_recovery.py)."""
+
 
 NO_USER_FILES = (
     "output and error (--output, --error) are not taken by a daemon that runs jobs on a Ray "

@@ -51,7 +51,7 @@ import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from gpuherd.executors.base import (
-    NO_USER_FILES,
+    RAY_PLACE_FILE,
     UNKNOWN_SIGNS,
     ExitStatus,
     LaunchRequest,
@@ -74,7 +74,6 @@ log = logging.getLogger("gpuherd.ray")
 HANDLE_BASE = 1000
 CREATION_TIMEOUT = 2 * CALL_TIMEOUT + 1.0
 """Seconds an actor's creation takes at most: a read of the nodes, then the creation."""
-PLACE_FILE = "ray.json"
 
 RemoteActor = ray.remote(JobActor)
 
@@ -92,7 +91,7 @@ Placed = Callable[[int, int, str, str], None]
 
 
 class RayExecutor(Following):
-    user_files = False  # (a node's files are not the daemon's: NO_USER_FILES)
+    user_files = False  # (a node's files are not the daemon's: Attempts.launch refuses them)
 
     def __init__(
         self,
@@ -129,8 +128,6 @@ class RayExecutor(Following):
         fresh read of its nodes, the actor's creation: each may wait seconds on a slow GCS,
         and every request to the daemon would wait with it) goes on in a thread (`_start`),
         and `watch` tells how it went: a run, or ExitStatus.unstarted."""
-        if request.outputs != (None, None):  # (submitted to a local daemon before a switch)
-            raise SpawnError(NO_USER_FILES)
         indices = _indices(request.env.get("CUDA_VISIBLE_DEVICES", ""))
         handle = handle_of(request.job_id, request.attempt)
         name = self.actor_name(request.job_id, request.attempt)
@@ -142,7 +139,7 @@ class RayExecutor(Following):
         for log_name in ("stdout.log", "stderr.log"):
             (folder / log_name).touch()
         place: dict[str, Any] = {"actor": name, "namespace": self.namespace, "handle": handle}
-        write_json(folder / PLACE_FILE, place)
+        write_json(folder / RAY_PLACE_FILE, place)
         options: dict[str, Any] = {
             "name": name,
             "namespace": self.namespace,
@@ -162,7 +159,7 @@ class RayExecutor(Following):
 
         def located(host: str, node: str) -> None:
             place.update(node_id=node, host=host, gpu_ids=gpu_ids)
-            write_json(folder / PLACE_FILE, place)
+            write_json(folder / RAY_PLACE_FILE, place)
             if self.on_placed is not None:
                 self.on_placed(request.job_id, request.attempt, host, node)
 
