@@ -13,6 +13,8 @@ Run by the job's actor as `python -m gpuherd.executors.ray_supervisor DIR PARENT
   appended to `DIR/stdout.log` and `DIR/stderr.log` (the actor serves them to the daemon);
 - on SIGTERM (a kill, a timeout) sends SIGCONT and SIGTERM to every descendant, then SIGKILL
   after the grace period written to `DIR/grace`; when the worker dies, kills everything;
+  when the raylet dies, kills everything too, and ends the worker (which no raylet will reap
+  now) if it does not end within seconds, then removes DIR and exits;
 - once the command has ended, kills what it left behind and writes `DIR/exit_status`
   (the code, or 128 + the signal number, as the local executor does), atomically.
 
@@ -42,6 +44,13 @@ PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 PF_EXITING = 0x4
 DEFAULT_GRACE = 10.0
+WORKER_LINGER = 5.0
+"""Seconds the worker of a dead raylet is given to end on its own, after the job's processes
+are killed, before the supervisor ends it: meanwhile it still answers the daemon's pulls,
+which bring it the note that the raylet died (the daemon's in-flight pull, within 0.05 s)."""
+WORKER_GRACE = 5.0
+"""Seconds from the SIGTERM the supervisor sends such a worker to its SIGKILL, and from that
+to the supervisor's own exit, whether or not the worker has ended."""
 START_DELAY = "GPUHERD_RAY_START_DELAY"
 """In a job's environment: seconds the supervisor waits before it starts the command, for
 tests of what a pause or a stop sent meanwhile does (docs/cluster.md)."""
@@ -265,12 +274,8 @@ def supervise(folder: Path, parent: int) -> int:
         if set(ready) & set(lifelines):  # the actor or its raylet is gone: so is the job
             if lifelines[1:] and (lifelines[1] in ready or _ending(lifelines[1])):
                 _note(folder, RAYLET_DIED)
-                # No exit status, and the supervisor stays until the worker goes: the attempt
-                # ends `lost` once Ray counts the node dead, so a retry is placed only then
-                # (ending it now put the retry on this dead node again).
                 _kill_all(leader, [])
-                select.select(lifelines[:1], [], [])
-                _forget(folder)
+                _after_raylet(folder, lifelines[0])
                 return 0
             orphaned = True
             watching = [wake]
@@ -294,6 +299,38 @@ def supervise(folder: Path, parent: int) -> int:
     else:
         _write_status(folder, _encode(status[0]))
     return 0
+
+
+def _after_raylet(folder: Path, worker: int) -> None:
+    """Once the raylet is dead and the job's processes killed: remove the folder and see the
+    worker (`worker`: its pidfd) end, within seconds, before the supervisor exits.
+
+    No exit status: the attempt ends `lost` once Ray counts the node dead, so a retry is placed
+    only then (ending it now put the retry on this dead node again). And the worker goes first:
+    an actor whose supervisor is gone reports the job ended (status -1) to its next pull.
+    The worker ends on its own once its raylet is reaped; a raylet left a zombie (its parent
+    does not reap it: `gpuherd ray-local`, a container whose init does not) looks alive to it,
+    and it stayed, ~90 MB, with the supervisor that waited for it and the folder, until the
+    cluster was stopped. No raylet will reap it now, so it is ended here: through its pidfd,
+    so that a signal never reaches a process that has taken its pid since."""
+    # The job's whole environment (API keys and all), read already: it goes at once. The logs
+    # stay while the worker may still serve the daemon the note just written.
+    with contextlib.suppress(OSError):
+        (folder / "spec.json").unlink()
+    ended = _ended(worker, WORKER_LINGER)
+    _forget(folder)
+    for signum in (signal.SIGTERM, signal.SIGKILL):
+        if ended:
+            return
+        with contextlib.suppress(OSError):  # (ProcessLookupError: reaped meanwhile)
+            signal.pidfd_send_signal(worker, signum)
+        ended = _ended(worker, WORKER_GRACE)
+
+
+def _ended(pidfd: int, timeout: float) -> bool:
+    """Wait up to `timeout` s for the process behind `pidfd` to end; whether it has."""
+    ready, _, _ = select.select([pidfd], [], [], timeout)
+    return bool(ready)
 
 
 def _forget(folder: Path) -> None:
