@@ -160,6 +160,9 @@ def test_ls_refuses_outputs_together_and_bad_values_in_one_line(herd: Herd) -> N
         "state, name, gpus, prio, time, info, command, project, sweep, git, exit, pid, submitted, "
         "started, ended, folder, stdout, stderr (e.g. --columns id,state,time)",
         ("--columns", ""): "--columns: no column in '': the columns are id, state",
+        # (it said `no column in 'id,'`, which names one)
+        ("--columns", "id,"): "--columns: 'id,' has an empty word (a comma too many?): the "
+        "columns are id, state",
         ("--since", "soon"): "--since: invalid time 'soon': use a time ago (2d, 12h, 30m), "
         "today, yesterday, a time of day (23:30) or a date (2026-11-20, 2026-11-20T14:00)",
         ("--until", "25:00"): "--until: invalid time '25:00': no such time of day; ",

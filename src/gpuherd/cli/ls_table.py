@@ -141,7 +141,12 @@ def parse_columns(text: str) -> tuple[str, ...]:
     unknown = next((name for name in names if name not in COLUMNS), None)
     if unknown is None:
         return names
-    said = f"unknown column {unknown!r}" if unknown else f"no column in {text!r}"
+    if unknown:
+        said = f"unknown column {unknown!r}"
+    elif any(names):  # `id,`: said `no column in 'id,'`, which names one (as --state says it)
+        said = f"{text!r} has an empty word (a comma too many?)"
+    else:
+        said = f"no column in {text!r}"
     raise ValueError(f"{said}: the columns are {', '.join(COLUMNS)} (e.g. --columns id,state,time)")
 
 
