@@ -2,8 +2,7 @@
 
 Every wake-up runs the same short tick: handle finished attempts, then start what fits.
 Wake-ups come from submissions, process exits (pidfd), deadlines and GPU changes; the
-timers are GPU telemetry and the earliest `--begin` time (engine_begin.py).
-"""
+timers are GPU telemetry and the earliest `--begin` time (engine_begin.py)."""
 
 from __future__ import annotations
 
@@ -173,16 +172,15 @@ class Engine(JobStops, Spawns):
                 finish_exits(self, [(live, status) for (_, _, status), live in taken], now)
                 record_held_ends(self, now)
                 started = self._record_starts(now)
-                # (and the peaks its placement's reading grew: no tick may follow it soon)
-                peaks = self.attempts.peaks_to_record(self.devices.usage)
+                peaks = self.attempts.peaks_to_record(self.devices.usage)  # (its pass's too)
                 self.store.record_peaks(peaks)
                 self.store.after_commit(partial(self.attempts.peaks_recorded, peaks))
                 self.seen.note(now)  # (when due: in a commit made anyway)
                 return started
         except Exception as exc:
             # Nothing was recorded: keep the exits and their jobs' GPUs (held runs' ends stay
-            # kept), and try again rather than forget these ends. (Kept for herd.db's errors
-            # alone, a bug's, or a damaged row's, dropped them: jobs `running` for ever.)
+            # kept), and try again rather than forget these ends (kept for herd.db's errors
+            # alone, a bug's or a damaged row's were dropped: jobs `running` for ever).
             del self._paperwork[paperwork:]
             for (job_id, _, _), live in taken:
                 self.attempts.live[job_id] = live
