@@ -7,8 +7,8 @@ A ForkedPopen is a subprocess.Popen whose child the server forks instead of this
 Popen makes the pipes and file objects, and its communicate() works unchanged; the child is
 the server's, so its end comes as the wait status the server sends on the request's
 connection (poll, wait), where Popen would call waitpid. Signals go to its pid, as Popen
-sends them: the server reaps the child only once it has ended, so the pid is not reused
-while the status is on its way.
+sends them: the server reaps the child only once its status is sent, so the pid is not
+reused while the status is on its way.
 """
 
 from __future__ import annotations

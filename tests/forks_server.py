@@ -149,16 +149,26 @@ class _Server:
             signal.pidfd_send_signal(pidfd, signal.SIGKILL)
 
     def reap(self, pidfd: int) -> None:
-        """A child ended: its wait status to its caller."""
+        """A child ended: its wait status to its caller, then reaped. In that order: a signal
+        the caller sends until the status has come (Popen.send_signal, by number) reaches the
+        child's zombie, never a process that has taken its number since."""
         pid, caller = self.children.pop(pidfd)
-        _, status = os.waitpid(pid, 0)
         self.selector.unregister(pidfd)
-        os.close(pidfd)
         if caller is not None:
             self.selector.unregister(caller)
+            ended = os.waitid(os.P_PIDFD, pidfd, os.WEXITED | os.WNOWAIT)
             with contextlib.suppress(OSError):  # the caller left meanwhile
-                caller.sendall(STATUS.pack(status))
+                caller.sendall(STATUS.pack(_wait_status(ended)))
             caller.close()
+        os.waitpid(pid, 0)
+        os.close(pidfd)
+
+
+def _wait_status(ended: Any) -> int:
+    """waitpid's status for what waitid said (os.waitid_result) of a child that ended."""
+    if ended.si_code == os.CLD_EXITED:
+        return (ended.si_status & 0xFF) << 8
+    return ended.si_status | (0x80 if ended.si_code == os.CLD_DUMPED else 0)
 
 
 def _request(conn: socket.socket) -> tuple[dict[str, Any], list[int]]:

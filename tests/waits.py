@@ -173,18 +173,103 @@ def with_words(*words: str) -> list[int]:
     return found
 
 
-def kill_jobs_under(root: Path) -> None:
-    """SIGKILL the process group of every job whose GPUHERD_JOB_DIR lies under `root`, and
+PIDFD_SIGNAL_PROCESS_GROUP = 1 << 2
+"""pidfd_send_signal's flag: the group the pidfd's process numbers (linux/pidfd.h; 6.9)."""
+
+
+def pin(pid: int) -> int | None:
+    """A pidfd of `pid` (None: gone). This machine's pid_max is 32,768 and the suite forks tens
+    of thousands of processes, so a number seen even a second ago may be another test's
+    process now: a kill by number once SIGKILLed two other workers' CLI calls at once (a
+    teardown killing the pids its jobs had had). Signals go through a pidfd, which names
+    the process it was opened on for good."""
+    try:
+        return os.pidfd_open(pid)
+    except OSError:
+        return None
+
+
+def pidfd_ended(pidfd: int) -> bool:
+    """Has the pidfd's process exited (a zombie too)?"""
+    return bool(select.select([pidfd], [], [], 0)[0])
+
+
+def kill_pinned(pidfd: int, *, group: bool = True) -> None:
+    """SIGKILL the pidfd's process and, with `group`, the group its pid numbers (if it led
+    one: a job's shell leads the job's group); never whatever has taken either number since.
+    Older kernels (before 6.9) have no group flag: there the group is killed by number while
+    its leader is seen alive, as before."""
+    with contextlib.suppress(ProcessLookupError):
+        signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+    if not group:
+        return
+    try:
+        signal.pidfd_send_signal(pidfd, signal.SIGKILL, None, PIDFD_SIGNAL_PROCESS_GROUP)
+    except ProcessLookupError:
+        pass
+    except OSError:  # (EINVAL: no such flag)
+        with contextlib.suppress(OSError):
+            pid = pidfd_pid(pidfd)
+            if pid > 0 and os.getpgid(pid) == pid:
+                os.killpg(pid, signal.SIGKILL)
+
+
+def pidfd_pid(pidfd: int) -> int:
+    """The pid a pidfd was opened on (/proc/self/fdinfo: `Pid:`; -1 once it has been reaped)."""
+    for line in Path(f"/proc/self/fdinfo/{pidfd}").read_text().splitlines():
+        if line.startswith("Pid:"):
+            return int(line.split()[1])
+    raise OSError(f"fd {pidfd} is no pidfd")
+
+
+@contextlib.contextmanager
+def pinned(pids: list[int]) -> Iterator[list[int]]:
+    """pidfds of those of `pids` alive now, SIGKILLed (with the groups they lead) and closed
+    at the end: for a test's own jobs, killed at its teardown however long after."""
+    pidfds = [pidfd for pid in pids if (pidfd := pin(pid)) is not None]
+    try:
+        yield pidfds
+    finally:
+        for pidfd in pidfds:
+            kill_pinned(pidfd)
+            os.close(pidfd)
+
+
+def _job_under(pid: int, wanted: bytes) -> bool:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            return wanted in b"\0" + f.read()
+    except OSError:
+        return False
+
+
+def kill_jobs_under(root: Path, *, reap: bool = True) -> None:
+    """SIGKILL every job process whose GPUHERD_JOB_DIR lies under `root`, and the groups they
+    lead; each pinned (a pidfd), then seen again to be one, before its signal. With `reap`,
     reap those that are this process's children (an engine run in-process spawned them): a
     job left to die later would be a zombie child of this pytest process, which a later test
     counting its children finds."""
+    wanted = b"\0GPUHERD_JOB_DIR=" + os.fsencode(str(root))
     for pid in jobs_under(root):
-        try:
-            os.killpg(os.getpgid(pid), signal.SIGKILL)
-            if psutil.Process(pid).ppid() == os.getpid():
-                os.waitpid(pid, 0)
-        except (psutil.Error, OSError):
+        pidfd = pin(pid)
+        if pidfd is None:
             continue
+        try:
+            if not _job_under(pid, wanted):  # (its number taken since the scan)
+                continue
+            kill_pinned(pidfd)
+            if reap and _parent(pid) == os.getpid():  # (a zombie of ours: its number is ours)
+                with contextlib.suppress(ChildProcessError):
+                    os.waitpid(pid, 0)
+        finally:
+            os.close(pidfd)
+
+
+def _parent(pid: int) -> int:
+    try:
+        return psutil.Process(pid).ppid()
+    except psutil.Error:
+        return -1
 
 
 def group_members(pgid: int) -> list[int]:

@@ -5,8 +5,7 @@ written out once no process holds it any more, or once the hook's time is up."""
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
+import contextlib
 import time
 from pathlib import Path
 
@@ -80,4 +79,5 @@ def test_a_background_child_still_running_when_the_hooks_time_is_up_is_left_alon
         ]
         assert list((tmp_path / "hooks.running").iterdir()) == []
     finally:
-        os.kill(child.pid, signal.SIGKILL)
+        with contextlib.suppress(psutil.NoSuchProcess):
+            child.kill()

@@ -4,7 +4,6 @@ watchdog stops them (runner_watchdog.py), holding the output folder until they a
 from __future__ import annotations
 
 import contextlib
-import os
 import signal
 import sqlite3
 from collections.abc import Iterator
@@ -13,7 +12,7 @@ from pathlib import Path
 import psutil
 
 from conftest import Runs
-from waits import gone, wait_for
+from waits import pidfd_ended, pinned, wait_for
 
 # Each job notes its shell's pid, and the pid of what it leaves in the background.
 STUBBORN = 'trap "" TERM; echo $$ > pid_{n}; sleep 300 & echo $! > bg_{n}; wait; wait'
@@ -33,27 +32,23 @@ def killed_run(
     runs: Runs, lines: list[str], *options: str
 ) -> Iterator[tuple[psutil.Process, list[int]]]:
     """A `gpuherd run` of `lines` (each noting its pids, as STUBBORN and PLAIN do) into
-    runs.root/out, SIGKILLed once they all run; yields its watchdog and the jobs' pids, and
-    kills what of them is left at the end."""
+    runs.root/out, SIGKILLed once they all run; yields its watchdog and pidfds of the jobs'
+    processes (waits.pinned: these end long before the teardown, and their numbers are other
+    tests' then), and kills what of them is left at the end."""
     run = runs.start(*options, "--output-dir", str(runs.root / "out"), "-")
     run.write("".join(f"{line}\n" for line in lines))
     run.close_stdin()
-    pids = _pids(runs.cwd, len(lines))
-    watchdog = run.watchdog()
-    try:
+    with pinned(_pids(runs.cwd, len(lines))) as pidfds:
+        watchdog = run.watchdog()
         run.proc.send_signal(signal.SIGKILL)
         run.proc.wait(10)
-        yield watchdog, pids
-    finally:
-        for pid in pids:
-            if not gone(pid):
-                os.kill(pid, signal.SIGKILL)
+        yield watchdog, pidfds
 
 
 def test_a_run_killed_with_sigkill_leaves_no_job_running(runs: Runs) -> None:
     out = runs.root / "out"
     lines = [STUBBORN.format(n=0), PLAIN.format(n=1)]
-    with killed_run(runs, lines, "--fake-gpus", "2") as (watchdog, pids):
+    with killed_run(runs, lines, "--fake-gpus", "2") as (watchdog, pidfds):
         # The folder stays held while the stubborn job has its grace: a rerun is refused, saying
         # why, and does not write into the killed run's job folders.
         lock = out / ".gpuherd-run.lock"
@@ -62,7 +57,7 @@ def test_a_run_killed_with_sigkill_leaves_no_job_running(runs: Runs) -> None:
         assert rerun.returncode == 1, rerun
         assert "stopping the jobs of a run that was killed" in rerun.stderr, rerun.stderr
         assert not (out / "job_0" / "stdout.log").read_text()
-        wait_for(lambda: all(gone(pid) for pid in pids), timeout=30, what="the jobs to end")
+        wait_for(lambda: all(map(pidfd_ended, pidfds)), timeout=30, what="the jobs to end")
         # Its temporary state goes with it, as a run that ends by itself leaves none.
         wait_for(lambda: not list(runs.tmp.iterdir()), what="the run's state folder to go")
         # Once they are gone, and the watchdog with its lock, a rerun takes the folder over.
@@ -76,8 +71,8 @@ def test_a_killed_run_with_keep_state_leaves_its_database_in_the_output_folder(
     runs: Runs,
 ) -> None:
     out = runs.root / "out"
-    with killed_run(runs, [PLAIN.format(n=0)], "--fake-gpus", "1", "--keep-state") as (_, pids):
-        wait_for(lambda: all(gone(pid) for pid in pids), timeout=30, what="the job to end")
+    with killed_run(runs, [PLAIN.format(n=0)], "--fake-gpus", "1", "--keep-state") as (_, fds):
+        wait_for(lambda: all(map(pidfd_ended, fds)), timeout=30, what="the job to end")
         wait_for(lambda: not list(runs.tmp.iterdir()), what="the run's state folder to go")
         with contextlib.closing(sqlite3.connect(out / "herd.db")) as db:
             ((command,),) = db.execute("SELECT command FROM jobs")

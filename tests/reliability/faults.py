@@ -44,18 +44,30 @@ NEXT_PID = Path("/proc/sys/kernel/ns_last_pid")
 
 def take_pid(pid: int) -> subprocess.Popen[bytes] | None:
     """A new program that leads a session of its own, numbered `pid`: the kernel gives the
-    next process the number after ns_last_pid (root only). None if that cannot be done."""
-    for _ in range(100):
-        try:
-            NEXT_PID.write_text(str(pid - 1))
-        except OSError:
-            return None
-        proc = subprocess.Popen(["sleep", "300"], start_new_session=True)
-        if proc.pid == pid:
-            return proc
-        proc.kill()  # another process of the machine took it first: again
-        proc.wait()
-    return None
+    next process the number after ns_last_pid (root only). None if that cannot be done.
+
+    The counter is the whole machine's: it is set back where it was after, or every process
+    started next (other workers' tests) would take numbers freed seconds before, which any
+    pid a test still holds by number would then name (waits.pin says what that did)."""
+    try:
+        before = int(NEXT_PID.read_text())
+    except (OSError, ValueError):
+        return None
+    try:
+        for _ in range(100):
+            try:
+                NEXT_PID.write_text(str(pid - 1))
+            except OSError:
+                return None
+            proc = subprocess.Popen(["sleep", "300"], start_new_session=True)
+            if proc.pid == pid:
+                return proc
+            proc.kill()  # another process of the machine took it first: again
+            proc.wait()
+        return None
+    finally:
+        with contextlib.suppress(OSError):
+            NEXT_PID.write_text(str(before))
 
 
 def job_processes(home: Path) -> list[psutil.Process]:

@@ -29,6 +29,7 @@ from gpuherd.executors.base import ExitStatus, LaunchRequest
 from gpuherd.executors.local import LocalExecutor
 from gpuherd.executors.local_groups import boot_ticks
 from gpuherd.jobfiles import KEY_VARIABLE
+from waits import kill_pinned, pidfd_ended, pin
 
 TIMEOUT = 10.0
 # A key per job: a pass over /proc that an executor's signal left queued may run after its
@@ -167,6 +168,8 @@ def test_a_reattached_jobs_end_still_kills_what_it_left_in_its_group(tmp_path: P
     async def main() -> None:
         pid = LocalExecutor().launch(req)  # (a daemon since gone)
         left = wait_for(lambda: sleeper(pid), what="the job's sleep")
+        left_fd = pin(left)  # (its number is soon another process's: signals go through this)
+        assert left_fd is not None
         start = int(Path(f"/proc/{left}/stat").read_text().rsplit(")", 1)[1].split()[19])
         wait_for(lambda: boot_ticks() > start, what="a clock tick after its start")
         ex = LocalExecutor()
@@ -177,11 +180,11 @@ def test_a_reattached_jobs_end_still_kills_what_it_left_in_its_group(tmp_path: P
         try:
             status = await asyncio.wait_for(ended, TIMEOUT)
             assert status.exit_code == 0
-            wait_for(lambda: not psutil.pid_exists(left), what="the sleep to be killed")
+            wait_for(lambda: pidfd_ended(left_fd), what="the sleep to be killed")
         finally:
             ex.close()
-            if psutil.pid_exists(left):
-                os.kill(left, signal.SIGKILL)
+            kill_pinned(left_fd, group=False)
+            os.close(left_fd)
 
     asyncio.run(main())
 

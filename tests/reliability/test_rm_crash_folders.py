@@ -4,8 +4,6 @@ daemon, real kill -9, timed on the first folder's deletion)."""
 
 from __future__ import annotations
 
-import os
-import signal
 import sqlite3
 import time
 
@@ -38,7 +36,7 @@ def test_a_clean_cut_off_by_kill_9_leaves_no_folder_of_a_removed_job(herd: Herd)
         deadline = time.monotonic() + 60
         while first.exists() and time.monotonic() < deadline:
             time.sleep(0.001)
-        os.kill(daemon.pid, signal.SIGKILL)  # amid the deletions, once the removal committed
+        daemon.kill()  # amid the deletions, once the removal committed
         wait_dead(daemon)
     finally:
         cleaning.communicate(timeout=30)
