@@ -32,6 +32,8 @@ from gpuherd.json_parse import NotJson, NotText, parse_json
 
 PARAMS_FILE = "params.json"
 METRICS_FILE = "metrics.json"
+PREVIOUS_DIR = "previous-runs"
+"""Where a point's earlier runs are, one numbered folder each (sweep_folders.move_previous_run)."""
 JSON_MAX_BYTES = 1024 * 1024
 """Largest params.json, job.json or metrics.json read from a point's folder."""
 SETTLED = 2.0
@@ -88,6 +90,23 @@ def marker(run_dir: str) -> str:
     if os.path.exists(os.path.join(run_dir, "SUCCESS")):
         return "done"
     return "failed" if os.path.exists(os.path.join(run_dir, "FAILURE")) else "missing"
+
+
+def moved_run(run_dir: str) -> str | None:
+    """The newest previous-runs/<n>/ of a point's folder that holds no run of its own (no
+    marker, which the caller has looked for, nor job.json), else None: the point's last run,
+    which a submission moved there, its job cancelled or removed before it started (`--force`,
+    then `kill`). The point is judged by it, as before that submission: it was said `missing`
+    (once its jobs were cleaned), and its next submission ran it again however it had ended.
+    Two lookups where there is no previous-runs/, as for most points."""
+    previous = os.path.join(run_dir, PREVIOUS_DIR)
+    if not os.path.isdir(previous) or os.path.lexists(os.path.join(run_dir, "job.json")):
+        return None
+    try:
+        numbers = [int(n) for n in os.listdir(previous) if n.isascii() and n.isdigit()]
+    except OSError:
+        return None
+    return os.path.join(previous, str(max(numbers))) if numbers else None
 
 
 def points_there(points: Sequence[Point]) -> list[Point]:

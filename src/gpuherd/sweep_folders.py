@@ -22,13 +22,12 @@ from gpuherd.core.sweep import Point, SweepSpec
 from gpuherd.core.sweep_values import json_safe
 from gpuherd.errors import HerdError
 from gpuherd.own_files import write_whole
-from gpuherd.sweep_files import METRICS_FILE, PARAMS_FILE, read_json
+from gpuherd.sweep_files import METRICS_FILE, PARAMS_FILE, PREVIOUS_DIR, read_json
 from gpuherd.worker import RESULT_FILE
 
 if TYPE_CHECKING:
     from gpuherd.sweep_journal import FolderJournal
 
-PREVIOUS_DIR = "previous-runs"
 RUN_FILES = ("job.json", "SUCCESS", "FAILURE", METRICS_FILE, RESULT_FILE)
 """With the attempt-N folders: what a point's run leaves; moved aside when it runs again
 (with a copy of params.json). A task's result.json too: its job's `result()` reads it there

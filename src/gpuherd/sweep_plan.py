@@ -22,8 +22,8 @@ from gpuherd.core.units import first_named, plural
 from gpuherd.errors import InvalidValue
 from gpuherd.submission import check_cwd
 from gpuherd.sweep_checks import changed_values, missing_scripts
-from gpuherd.sweep_files import marker, points_there
-from gpuherd.sweep_table import expand_points
+from gpuherd.sweep_files import marker, moved_run, points_there
+from gpuherd.sweep_specs import expand_points
 from gpuherd.unknown_ended import EndedRun
 from gpuherd.wire import SubmitItem
 from gpuherd.wire_requests import SweepRequest
@@ -116,7 +116,7 @@ def plan_points(
     # Only the folders there are looked into (two lookups a point: 80,000 for a resubmission
     # of 40,000 new points), and FAILURE only where SUCCESS is not (done wins: plan_resume).
     there = points_there(points)
-    found = [(p.folder, marker(p.run_dir)) for p in there]
+    found = [(p.folder, _last_said(p.run_dir, active)) for p in there]
     done = {folder for folder, said in found if said == "done"}
     failed = {folder for folder, said in found if said == "failed"}
     resume = plan_resume(points, done, failed, force=force)
@@ -147,6 +147,16 @@ def plan_points(
         unwatched,
         frozenset(p.run_dir for p in there),
     )
+
+
+def _last_said(run_dir: str, active: Mapping[str, str]) -> str:
+    """What the point's folder says of its last run: its marker, or, where a submission moved
+    that run aside and its job never started, the marker moved with it (moved_run). (Not
+    looked for where a job of the queue has the folder: that point is not submitted.)"""
+    said = marker(run_dir)
+    if said == "missing" and run_dir not in active and (moved := moved_run(run_dir)):
+        return marker(moved)
+    return said
 
 
 def judged_by_ended_runs(

@@ -16,7 +16,6 @@ and leave as the text "nan", "inf" and "-inf": the answer is standard JSON.
 from __future__ import annotations
 
 import os
-import threading
 import time
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -24,37 +23,27 @@ from typing import Any, NamedTuple
 
 from gpuherd.core.run_time import paused_until, pauses
 from gpuherd.core.states import ACTIVE_STATES, POINT_STATES, JobState
-from gpuherd.core.sweep import (
-    Point,
-    SweepError,
-    SweepSpec,
-    expand,
-    no_such_sweep,
-    spec_from_dict,
-)
+from gpuherd.core.sweep import Point, SweepSpec, no_such_sweep
 from gpuherd.core.sweep_values import json_safe
-from gpuherd.errors import HerdError, InvalidValue, NotFound
+from gpuherd.errors import InvalidValue, NotFound
 from gpuherd.same_command import same_command
 from gpuherd.store import Store, SweepRow
 from gpuherd.sweep_files import (
     METRICS_FILE,
     PARAMS_FILE,
     marker,
+    moved_run,
     points_there,
     read_json,
     read_metrics,
 )
 from gpuherd.sweep_sort import sort_rows
+from gpuherd.sweep_specs import expand_points, stored_spec
 from gpuherd.sweep_unwatched import FolderRun, runs_under, shown_running
 from gpuherd.unknown_ended import ended_run, shown_ended
 
 __all__ = ["METRICS_FILE", "PARAMS_FILE", "listing", "read_json", "sort_rows", "table"]
 
-EXPANSIONS_KEPT = 8
-"""Expanded specs kept (status and resubmission of a big sweep expand it each time)."""
-_expansions: dict[str, tuple[Point, ...]] = {}
-_expansions_lock = threading.Lock()
-_specs: dict[str, SweepSpec] = {}
 _ACTIVE = {state.value for state in ACTIVE_STATES}
 _SAID = "_said"
 """A row's key, until the table gathers it: the line that says why it is shown running."""
@@ -217,6 +206,11 @@ def _point_row(
 ) -> dict[str, Any]:
     there = there or job is not None  # (else nothing to read: no folder, no job)
     metrics = metrics and there
+    ran_in, said = point.run_dir, None
+    if job is None and there:  # (its last run moved aside, its job never started: read there)
+        said = marker(ran_in)
+        if said == "missing" and (moved := moved_run(ran_in)):
+            ran_in, said = moved, marker(moved)
     row = {
         "index": point.index,
         "folder": point.folder,
@@ -224,17 +218,17 @@ def _point_row(
         "params": dict(point.params),  # (its params.json's, once read: _read_params)
         "other_command": None,
         "in_spec": True,
-        **_run_facts(point.run_dir, job, now, there),
-        **(read_metrics(point.run_dir) if metrics else {"metrics": {}}),
+        **_run_facts(ran_in, job, now, there, said),
+        **(read_metrics(ran_in) if metrics else {"metrics": {}}),
     }
     if metrics:
-        row[_UNREAD] = point
+        row[_UNREAD] = (point, ran_in)
     return row
 
 
 _UNREAD = "_params_unread"
 """A row's key while its folder's params.json is not read: its point (None: outside the
-grid). Gone once read, and from every row the table answers."""
+grid) and the folder its run is in. Gone once read, and from every row the table answers."""
 
 
 def _read_params(rows: Iterable[dict[str, Any]]) -> None:
@@ -246,8 +240,8 @@ def _read_params(rows: Iterable[dict[str, Any]]) -> None:
     for row in rows:
         if _UNREAD not in row:
             continue
-        point: Point | None = row.pop(_UNREAD)
-        recorded = _recorded(row["run_dir"])
+        point, ran_in = row.pop(_UNREAD)
+        recorded = _recorded(ran_in)
         ran, command = recorded.get("params"), recorded.get("command")
         if isinstance(ran, dict):
             row["params"] = ran
@@ -280,20 +274,23 @@ def _extra_row(run_dir: str, job: _Run, now: float, metrics: bool) -> dict[str, 
         **(read_metrics(run_dir) if metrics else {"metrics": {}}),
     }
     if metrics:
-        row[_UNREAD] = None
+        row[_UNREAD] = (None, run_dir)
     return row
 
 
-def _run_facts(run_dir: str, job: _Run | None, now: float, there: bool = True) -> dict[str, Any]:
-    """State, job id and times: from the latest job, else from the folder's markers (`there`:
-    whether the folder may be there; else `missing`, nothing looked up)."""
+def _run_facts(
+    run_dir: str, job: _Run | None, now: float, there: bool = True, said: str | None = None
+) -> dict[str, Any]:
+    """State, job id and times: from the latest job, else from the folder's markers (`said`,
+    when looked for already; `there`: whether the folder may be there; else `missing`,
+    nothing looked up)."""
     if job is not None:
         state = job.state
         started, ended, paused = job.started_at, job.ended_at, job.paused
         if state in (JobState.QUEUED, JobState.HELD):
             started = ended = None
     else:
-        state = marker(run_dir) if there else "missing"
+        state = said or (marker(run_dir) if there else "missing")
         if state == "missing" and there and (ran := ended_run(run_dir)) is not None:
             facts = _run_facts_of(ran.state, None, ran.started_at, ran.ended_at, 0.0, now)
             return {**facts, "unknown_run": ran.view()}
@@ -339,56 +336,6 @@ def _running(run: FolderRun, now: float) -> dict[str, Any]:
 
 
 # ---- helpers --------------------------------------------------------------------------------
-
-
-def stored_spec(row: SweepRow) -> SweepSpec:
-    """The sweep's spec, checked; the last EXPANSIONS_KEPT are kept, as the stored dict's repr
-    says (checking every value of a 40,000-point grid again took `sweep status` 50 ms)."""
-    data = {k: v for k, v in row.spec.items() if k != "submission"}
-    key = repr(data)
-    with _expansions_lock:
-        spec = _specs.pop(key, None)
-    if spec is None:
-        try:
-            spec = spec_from_dict(data)
-        except SweepError as exc:
-            raise HerdError(f"sweep {row.name!r}: its stored spec is invalid: {exc}") from None
-    with _expansions_lock:
-        if len(_specs) >= EXPANSIONS_KEPT:
-            del _specs[next(iter(_specs))]  # the least recently used
-        _specs[key] = spec
-    return spec
-
-
-def expand_points(spec: SweepSpec) -> list[Point]:
-    """The spec's points; the last EXPANSIONS_KEPT specs' are kept, as the spec's repr (every
-    field, 1, 1.0 and "1" told apart) says: `sweep status` expands the same spec each time,
-    and 5,000 points took a fifth of a second. (Points are frozen; the list is a copy.)"""
-    key = repr(spec)
-    with _expansions_lock:  # (a submission expands on a worker thread, `status` on the loop)
-        kept = _expansions.pop(key, None)
-    if kept is None:
-        kept = tuple(_expand(spec))
-    with _expansions_lock:
-        if len(_expansions) >= EXPANSIONS_KEPT:
-            del _expansions[next(iter(_expansions))]  # the least recently used (dicts keep order)
-        _expansions[key] = kept
-    return list(kept)
-
-
-def _expand(spec: SweepSpec) -> list[Point]:
-    try:
-        points = expand(spec)
-    except SweepError as exc:
-        raise InvalidValue(f"invalid sweep: {exc}") from None
-    seen: dict[str, int] = {}
-    for point in points:
-        if point.run_dir in seen:  # folder_name keeps names unique; guard the invariant
-            raise HerdError(
-                f"points {seen[point.run_dir]} and {point.index} share the folder {point.run_dir}"
-            )
-        seen[point.run_dir] = point.index
-    return points
 
 
 def _number(value: Any) -> float | None:

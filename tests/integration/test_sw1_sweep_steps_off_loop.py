@@ -21,7 +21,7 @@ from gpuherd.wire_requests import SweepOptions, SweepRequest
 
 POINTS = 40
 STEPS = {
-    "expansion": "gpuherd.sweep_table._expand",
+    "expansion": "gpuherd.sweep_specs._expand",
     "jobs-checked": "gpuherd.service.spec_from_item",
     "scripts-looked-for": "gpuherd.sweep_checks.missing_script_hints",
 }

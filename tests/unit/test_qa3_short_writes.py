@@ -14,7 +14,7 @@ import pytest
 
 from gpuherd import jobfiles
 from gpuherd.sweep_folders import write_params
-from gpuherd.sweep_table import expand_points
+from gpuherd.sweep_specs import expand_points
 from gpuherd.sweepfile import parse_sweep
 
 PIECE = 1000

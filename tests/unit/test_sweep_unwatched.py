@@ -19,7 +19,7 @@ from gpuherd.core.model import JobSpec
 from gpuherd.core.sweep import Point, spec_from_dict, spec_to_dict
 from gpuherd.store import NewJob, Store
 from gpuherd.sweep_plan import judged_by_ended_runs, plan_points
-from gpuherd.sweep_table import expand_points
+from gpuherd.sweep_specs import expand_points
 from gpuherd.sweep_unwatched import FolderRun, not_rerun
 from gpuherd.unknown_ended import ended_runs
 

@@ -1,0 +1,41 @@
+"""A point's rerun cancelled before it started (`--force` then `kill`, a resubmission held then
+removed) leaves the point as its last run left it. A submission moves that run to
+`previous-runs/N/` at once, so the point's folder said nothing: the next submission ran the
+points that had succeeded again as new, and once their jobs were cleaned `sweep status` said
+`missing` of points whose results were there (real daemon)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import Herd
+
+
+def test_a_rerun_cancelled_before_it_started_keeps_the_points_results(
+    daemon: Herd, tmp_path: Path
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    command = "echo '{{\"loss\": {x}}}' > {run_dir}/metrics.json"
+    sweep = ["sweep", command, "-p", "x", "1", "2", "3", "--name", "fc", "--gpus", "0"]
+    sweep += ["--results-dir", str(work / "results")]
+    ids = [int(i) for i in daemon.cli(*sweep, "-q", cwd=work).stdout.split()]
+    for job in ids:
+        daemon.wait_state(job, "succeeded")
+
+    rerun = daemon.cli(*sweep, "--force", "--hold", "-q", cwd=work).stdout.split()
+    assert len(rerun) == 3
+    daemon.cli("kill", *rerun)  # held: cancelled, never started
+    point = work / "results" / "x=2"
+    assert (point / "previous-runs" / "1" / "SUCCESS").exists()  # (moved at the submission)
+
+    again = daemon.cli(*sweep, "--hold", cwd=work)
+    assert "3 done skipped" in again.stdout + again.stderr, again.stdout + again.stderr
+
+    daemon.cli("clean")  # no job of the sweep left: judged by its folders alone
+    shown = json.loads(daemon.cli("sweep", "status", "fc", "--json").stdout)
+    rows = shown["rows"] if isinstance(shown, dict) else shown
+    assert [(r["folder"], r["state"], r["metrics"]) for r in rows] == [
+        (f"x={x}", "done", {"loss": x}) for x in (1, 2, 3)
+    ]
