@@ -50,6 +50,9 @@ from conftest import Herd
         (["submit", "--mem-per-gpu", "9G", "--", "true"], "use --mem SIZE, the GPU memory it"),
         (["submit", "--ntasks", "2", "--", "true"], "a job is one command, which starts its own"),
         (["sweep", "true {x}", "-p", "x", "1", "--nodelist", "n1"], "use --only-gpus 0,2"),
+        # Another command's option: click guessed "Did you mean '--json'?"
+        (["submit", "--slots", "2", "--", "true"], "gpuherd daemon start and gpuherd gpus add"),
+        (["ui", "--fake-gpus", "2"], "'--fake-gpus': gpuherd daemon start and gpuherd run take"),
     ],
 )
 def test_another_tools_name_first_is_answered_with_what_its_words_are_here(

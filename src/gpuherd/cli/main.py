@@ -341,9 +341,8 @@ def _other_tools_word(exc: click.ClickException, ctx: Any, argv: list[str]) -> s
         typed = argv[argv.index(name) :] if name in argv else [name]
         said = theirs.command_hint(where, name, typed[1:])
         return said or (theirs.program_hint(typed) if where == theirs.TOP else None)
-    return (
-        theirs.option_hint(where, exc.option_name) if isinstance(exc, click.NoSuchOption) else None
-    )
+    named = exc.option_name if isinstance(exc, click.NoSuchOption) else None
+    return named and (theirs.option_hint(where, named) or theirs.own_option_hint(ctx, named))
 
 
 def drop_output(stream: TextIO) -> None:

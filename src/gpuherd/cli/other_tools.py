@@ -264,6 +264,30 @@ def option_hint(command: str | None, option: str) -> str | None:
     return f"No such option {option!r}: {use}{as_typed(hint)}"
 
 
+def own_option_hint(ctx: Any, option: str) -> str | None:
+    """`No such option '--slots': gpuherd daemon start and gpuherd gpus add take it` for
+    an option of other gpuherd commands (at most 3) typed to one that has none (`ctx`'s):
+    click guessed `Did you mean '--json'?` of `submit --slots 2`. None for any other."""
+    root = ctx.find_root()
+    found: list[str] = []
+
+    def look(group: Any, path: list[str]) -> None:
+        for name in group.list_commands(root):
+            command = group.get_command(root, name)
+            if command is None or command.hidden:
+                continue
+            if hasattr(command, "list_commands"):  # a group: `daemon`, `gpus`, `sweep`
+                look(command, [*path, name])
+            elif any(option in (*p.opts, *p.secondary_opts) for p in command.params):
+                found.append(" ".join(["gpuherd", *path, name]))
+
+    look(root.command, [])
+    if not found or len(found) > 3:
+        return None
+    said = " and ".join([", ".join(found[:-1]), found[-1]] if len(found) > 1 else found)
+    return f"No such option {option!r}: {as_typed(said)} take{'s' * (len(found) == 1)} it"
+
+
 def program_hint(words: Sequence[str]) -> str | None:
     """`No such command 'python': gpuherd submit -- python train.py queues it ...` for a
     command typed where gpuherd's go, as task-spooler queues `tsp python train.py` (and gflow
