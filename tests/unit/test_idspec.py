@@ -134,6 +134,18 @@ def test_summarize_says_a_refusal_of_several_jobs_once_naming_them() -> None:
     assert summarize(results, refusals_shown=1)[2:] == [(False, "2 more jobs refused too: 4-5")]
 
 
+def test_summarize_says_jobs_that_would_never_run_alike_once() -> None:
+    """`edit 180-182 --mem 100GiB` said `job N would never run: ...` once per job (500 jobs:
+    10 lines, then the rest), where the README promises one line for jobs refused alike."""
+    said = "asks for 100.0 GiB per GPU but the largest GPU has 24.0 GiB"
+    results = [(i, False, f"job {i} would never run: {said}") for i in (180, 181, 182)]
+    results += [(183, False, "job 183 would never run: asks for 183 GPUs")]
+    assert summarize(results) == [
+        (False, f"jobs 180-182 would never run: {said}"),
+        (False, "job 183 would never run: asks for 183 GPUs"),
+    ]
+
+
 def test_summarize_shows_the_first_refusals_and_lists_the_rest() -> None:
     refused = [(i, False, f"no job {i}") for i in range(1, 15)]
     lines = summarize(refused, refusals_shown=3)

@@ -208,7 +208,8 @@ def summarize(
     ("jobs 1-40: cancelled"), as do the ids that name no job (the service answers each
     no_job_with([id]): `kill 99` says what `log 99` says), and the jobs refused alike in
     words that begin with the job (`job 3: mem (--mem) with gpus 0 ...`: "jobs 1-3: mem
-    ..."; `edit 1-2000 --mem 2GiB` of CPU-only jobs said one line per job); other refusals
+    ..."; `edit 1-2000 --mem 2GiB` of CPU-only jobs said one line per job; `job 3 would
+    never run: ...`: "jobs 1-3 would never run: ..."); other refusals
     (their messages name the job) get a line each. Up to `refusals_shown` lines of
     refusals, then one line lists the rest. A verb on a whole sweep stays readable. `left`:
     the jobs removed, but not all their files (not ok, yet no refusal: the rest line names
@@ -216,13 +217,13 @@ def summarize(
     done: dict[str, list[int]] = {}  # answer -> ids, in the order first seen
     missing: list[int] = []
     refused: list[tuple[list[int], str]] = []  # (ids, the line's words after them)
-    alike: dict[str, list[int]] = {}  # words after `job N: ` -> the ids of refused
+    alike: dict[str, list[int]] = {}  # words after `job N` -> the ids of refused
     for job_id, ok, message in results:
         if ok:
             done.setdefault(message, []).append(job_id)
         elif message == no_job_with([job_id]):
             missing.append(job_id)
-        elif (said := message.removeprefix(f"job {job_id}: ")) == message or job_id in left:
+        elif (said := _after_the_job(job_id, message)) is None or job_id in left:
             refused.append(([job_id], message))  # a line of its own, as it is
         elif said in alike:
             alike[said].append(job_id)
@@ -231,7 +232,7 @@ def summarize(
     lines = [(True, f"{_jobs(ids)}: {answer}") for answer, ids in done.items()]
     lines += [(False, no_job_with(missing))] if missing else []
     lines += [
-        (False, f"{_jobs(ids)}: {said}" if ids is alike.get(said) else said)
+        (False, f"{_jobs(ids)}{said}" if ids is alike.get(said) else said)
         for ids, said in refused[:refusals_shown]
     ]
     rest = [job_id for ids, _ in refused[refusals_shown:] for job_id in ids]
@@ -243,6 +244,19 @@ def summarize(
             (False, f"{plural(len(others), 'more job')} refused too: {format_ids(others)}")
         )
     return lines
+
+
+_ALIKE_AFTER = (": ", " would never run: ")
+"""What follows `job N` in the refusals told once for the jobs refused alike: `job 3: mem
+(--mem) ...`, and `job 3 would never run: ...` (`edit 1-500 --mem 100GiB` said 500 lines)."""
+
+
+def _after_the_job(job_id: int, message: str) -> str | None:
+    """The words of a refusal after `job N` (`: mem ...`), if it may be told with others'."""
+    head = f"job {job_id}"
+    if message.startswith(head) and message[len(head) :].startswith(_ALIKE_AFTER):
+        return message[len(head) :]
+    return None
 
 
 def _jobs(ids: Sequence[int]) -> str:
