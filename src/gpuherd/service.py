@@ -250,16 +250,16 @@ class Service(SystemVerbs, EditVerbs, MoveVerbs):
         offset: int = 0,
         limit: int = 50,
         since: float | None = None,
+        latest: bool = False,
+        ids: tuple[int, ...] | None = None,
     ) -> tuple[int, list[dict[str, Any]]]:
-        """(how many jobs match, the views of `limit` of them from `offset`), newest first:
-        one COUNT and one LIMIT/OFFSET query, so a page stays cheap with 100,000 jobs.
-        `since`: epoch seconds, the jobs in the queue at some moment since then (JobFilter)."""
-        wanted = states_named(states)
-        match = JobFilter(project, sweep, since=since)
+        """(how many jobs match, the views of `limit` of them from `offset`), newest first: a
+        COUNT and a LIMIT/OFFSET query, cheap with 100,000 jobs. since, latest, ids: JobFilter's."""
+        match = JobFilter(project, sweep, since=since, latest=latest, ids=ids)
         self.engine.record_spawns_for_a_read()
         with self.store.passing_over_damaged():  # (the jobs page says which: views.jobs_page)
             total, jobs = self.store.page_jobs(
-                wanted, match, search.strip(), max(0, offset), max(0, limit)
+                states_named(states), match, search.strip(), max(0, offset), max(0, limit)
             )
         return total, self._views(jobs) if jobs else []
 

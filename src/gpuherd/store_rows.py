@@ -259,6 +259,12 @@ class JobFilter:
     finished row without an end, from an older gpuherd, by its submission)."""
     until: float | None = None
     """Epoch seconds: the jobs submitted by then."""
+    latest: bool = False
+    """Each sweep point's latest job alone (the newest of its sweep and folder), jobs of no
+    sweep too: an older run of a point run again since is left out, as `retry` refuses it
+    (retry_chain.newer_run). One GROUP BY over the sweeps' jobs, not a lookup per job."""
+    ids: tuple[int, ...] | None = None
+    """These jobs alone (the dashboard's: a sweep's points' latest jobs, views_jobs)."""
 
     def clauses(self) -> tuple[list[str], list[Any]]:
         found = [
@@ -269,10 +275,19 @@ class JobFilter:
                 ("name GLOB ?", self.name),
                 (_SINCE, self.since),
                 ("created_at <= ?", self.until),
+                # (as JSON: a sweep's 40,000 ids are more than SQLite's ? of one statement)
+                (_IDS, None if self.ids is None else json.dumps(self.ids)),
             )
             if value is not None
         ]
-        return [clause for clause, _ in found], [value for _, value in found]
+        return [clause for clause, _ in found] + [_LATEST] * self.latest, [v for _, v in found]
+
+
+_IDS = "id IN (SELECT value FROM json_each(?))"  # JobFilter.ids
+_LATEST = (  # JobFilter.latest
+    "(sweep IS NULL OR folder IS NULL OR id IN (SELECT MAX(id) FROM jobs"
+    " WHERE sweep IS NOT NULL AND folder IS NOT NULL GROUP BY sweep, folder))"
+)
 
 
 ANY_JOB = JobFilter()

@@ -74,11 +74,20 @@ BULK_ACTIONS = [
 dashboard.js writes how many are ticked for {selected} ("3 selected jobs") as it asks."""
 
 
-def retry_failed_question(failed: int, filtered: bool) -> str:
+def retry_failed_question(failed: int, filtered: bool, older: int = 0) -> str:
     """What *Retry all failed* asks, with how many jobs it retries (`failed`, those of the
     page's filter on every page where `filtered`): it asked "Retry every failed job?", the
-    same for 1 as for 3,000. Nothing for none: there is nothing to lose."""
+    same for 1 as for 3,000. Nothing for none: there is nothing to lose. `older`: the failed
+    jobs it leaves out (older_runs)."""
     if not failed:
         return ""
     these = "the 1 failed job" if failed == 1 else f"all {failed:,} failed jobs"
-    return f"Retry {these} of this filter, on every page?" if filtered else f"Retry {these}?"
+    asked = f"Retry {these} of this filter, on every page?" if filtered else f"Retry {these}?"
+    return f"{asked} ({older_runs(older)})" if older else asked
+
+
+def older_runs(older: int) -> str:
+    """Of the failed jobs *Retry all failed* leaves out, older runs of sweep points run
+    again since, which `retry` refuses (a sweep submitted twice: half its failed jobs)."""
+    runs = "1 older run of a sweep point" if older == 1 else f"{older:,} older runs of points"
+    return f"{runs} run again since left out: each point's latest job is retried"

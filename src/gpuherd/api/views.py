@@ -191,6 +191,10 @@ class JobFilter:
     text: str = ""
     since: str = ""
     page: int = 1
+    latest: bool = False
+    """`?latest=1`: each sweep point's latest job alone, as `gpuherd sweep status` counts the
+    points (views_jobs.latest_ids): the links of a sweep's counts. An older run of a point run
+    again since is left out; `retry` refuses it (the point's folder is the newer job's)."""
     unknown_states: tuple[str, ...] = ()
     """`?state=` values that name no state: ignored, and the page says so (a mistyped link,
     `state=runing`, listed every job as if filtered)."""
@@ -215,6 +219,7 @@ class JobFilter:
             text=params.get("q", "").strip(),
             since=params.get("since", "").strip(),
             page=max(1, page),
+            latest=params.get("latest", "").strip().lower() in ("1", "on", "true", "yes"),
             unknown_states=tuple(s for s in asked if s not in STATE_ORDER),
             bad_page=bad_page,
         )
@@ -237,7 +242,9 @@ class JobFilter:
 
     @property
     def active(self) -> bool:
-        return bool(self.states or self.project or self.sweep or self.text or self.since)
+        return bool(
+            self.states or self.project or self.sweep or self.text or self.since or self.latest
+        )
 
     def since_moment(self, now: float) -> tuple[float | None, str | None]:
         """(epoch seconds of the window's start, None for any time; why `since` names no
@@ -261,6 +268,8 @@ class JobFilter:
         pairs: list[tuple[str, Any]] = [("state", s) for s in f.states]
         named = (("project", f.project), ("sweep", f.sweep), ("q", f.text), ("since", f.since))
         pairs += [(k, v) for k, v in named if v]
+        if f.latest:
+            pairs.append(("latest", 1))
         if f.page > 1:
             pairs.append(("page", f.page))
         return urlencode(pairs)

@@ -15,7 +15,9 @@ from gpuherd.cli.plain import show_bidi
 from gpuherd.core.int64 import LARGEST
 from gpuherd.core.states import JobState
 from gpuherd.damaged_rows import unlisted
+from gpuherd.errors import HerdError
 from gpuherd.service import Service
+from gpuherd.sweep_specs import expand_points, stored_spec
 
 
 @dataclass
@@ -33,7 +35,11 @@ class JobPage:
     """How many: `total` counts them (COUNT reads no row), so the page covers them too."""
     failed: int = 0
     """The failed jobs *Retry all failed* retries: those of the filter, on every page (its
-    states aside), or every failed job (dashboard_actions.retry_failed)."""
+    states aside), or every failed job (dashboard_actions.retry_failed); an older run of a
+    sweep point run again since left out, as `retry` refuses it."""
+    older: int = 0
+    """The failed jobs of the filter left out so: its question says so (it asked about 856
+    jobs of a sweep submitted twice, retried 428 and refused 428, one line each)."""
     project_error: str | None = None
     """Why a `?project=` no job has lists nothing (views_projects.project_error)."""
 
@@ -78,7 +84,7 @@ class JobPage:
     @property
     def retry_question(self) -> str:
         """What *Retry all failed* asks: `Retry all 26 failed jobs?`."""
-        return retry_failed_question(self.failed, self.scoped)
+        return retry_failed_question(self.failed, self.scoped, self.older)
 
     @property
     def has_priority(self) -> bool:
@@ -100,16 +106,50 @@ NAME_BUDGET = 48
 FAILED_ONLY = (JobState.FAILED.value,)
 
 
-@lru_cache(maxsize=32)
+Where = tuple[str | None, str, str | None]
+"""A filter's project, text and sweep, as Service.page_jobs takes them."""
+
+
+@lru_cache(maxsize=8)
+def _points_latest(service: Service, sweep: str, mark: str) -> tuple[int, ...] | None:
+    """The latest job of each point of the sweep's grid, as `gpuherd sweep status` counts
+    the points (and `-q` prints them): a point's newest job, of a point of the latest
+    submission (runs of points an earlier, wider grid had are not counted there). None for no
+    sweep of that name (a removed sweep's jobs kept: the newest of each folder, JobFilter's
+    `latest`). Read again once a change is published (`mark`): a submission makes new ones."""
+    row = service.store.get_sweep(sweep)
+    if row is None:
+        return None
+    try:
+        points = expand_points(stored_spec(row))
+    except HerdError:  # a stored spec no longer valid: the newest job of each folder
+        return None
+    newest = service.store.newest_runs(sweep)
+    return tuple(sorted(newest[p.run_dir] for p in points if p.run_dir in newest))
+
+
+def latest_ids(service: Service, f: JobFilter) -> tuple[int, ...] | None:
+    """The jobs `?latest=1&sweep=NAME` keeps (_points_latest); None: no list of ids (the
+    filter's `latest` alone, if set, keeps the newest job of each sweep point's folder)."""
+    if not (f.latest and f.sweep):
+        return None
+    return _points_latest(service, f.sweep, service.engine.changes.mark)
+
+
+@lru_cache(maxsize=64)
 def _failed(
-    service: Service, mark: str, where: tuple[str | None, str, str | None], since: float | None
+    service: Service, mark: str, where: Where, since: float | None, latest: bool, points: bool
 ) -> int:
-    """How many failed jobs *Retry all failed* retries, counted as the button finds them (a
-    COUNT): its question says how many, and the table's live refresh keeps the number current
-    (_jobs.html holds the button). Counted again only once a change is published (`mark`):
-    the refresh every 10 s of a quiet queue ran this COUNT each time, over every job of a
-    search or a sweep. (A relative time window is a new `since` at each look: counted anew.)"""
-    return service.page_jobs(FAILED_ONLY, *where, 0, 0, since)[0]
+    """How many failed jobs the filter has (`latest`: older runs of sweep points run again
+    since left out; `points`: the sweep's points' latest jobs alone, ?latest=1), counted as
+    *Retry all failed* finds them (a COUNT): its question says how many it retries and how
+    many it leaves out (`retry` refuses those: the point's folder is its newer job's), and
+    the table's live refresh keeps them current (_jobs.html holds the button). Counted again
+    only once a change is published (`mark`): the refresh every 10 s of a quiet queue ran the
+    COUNT each time, over every job of a search or a sweep. (A relative time window is a new
+    `since` at each look: counted anew.)"""
+    ids = _points_latest(service, where[2], mark) if points and where[2] else None
+    return service.page_jobs(FAILED_ONLY, *where, 0, 0, since, latest, ids)[0]
 
 
 def jobs_page(service: Service, f: JobFilter, size: int = PAGE_SIZE) -> JobPage:
@@ -122,12 +162,20 @@ def jobs_page(service: Service, f: JobFilter, size: int = PAGE_SIZE) -> JobPage:
         f = replace(f, since="")
     where = (f.project or None, f.text, f.sweep or None)
     mark = service.engine.changes.mark  # (before the reads: a change meanwhile moves it)
+    ids = latest_ids(service, f)
     with service.store.passing_over_damaged() as damaged:
         # (A page past any there can be, `page=99999999999999999999999`, read from the
         # largest offset SQLite takes: the page it names is the one asked for, not a cap's.)
         offset = min((f.page - 1) * size, LARGEST)
-        total, jobs = service.page_jobs(f.states, *where, offset, size, since)
+        total, jobs = service.page_jobs(f.states, *where, offset, size, since, f.latest, ids)
     said = unlisted(sorted(damaged.items()))
-    failed = total if f.states == FAILED_ONLY else _failed(service, mark, where, since)
+    # A page of failed jobs alone: its total is one of the numbers (no COUNT of its own).
+    alone = f.states == FAILED_ONLY
+    failed = total if alone and f.latest else _failed(service, mark, where, since, True, f.latest)
+    if f.latest or alone:  # (?latest=1 lists no older run to leave out)
+        every = failed if f.latest else total
+    else:
+        every = _failed(service, mark, where, since, False, False)
+    older = max(0, every - failed)
     unknown = project_error(service.store, f.project, total)
-    return JobPage(jobs, f, total, size, window_error, said, len(damaged), failed, unknown)
+    return JobPage(jobs, f, total, size, window_error, said, len(damaged), failed, older, unknown)

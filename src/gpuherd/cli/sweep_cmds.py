@@ -102,8 +102,10 @@ class _SweepGroup(click.Group):
 
     def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         run = self.commands[RUN]
-        params = [p for p in run.get_params(ctx) if p.name != "help"]
-        records = [r for p in params if (r := p.get_help_record(ctx))]
+        # Options alone: click 8.5.1 gives an argument a row too (`SOURCE`, blank), as its
+        # own format_options leaves out; this one took every record there was.
+        params = [p for p in run.get_params(ctx) if isinstance(p, click.Option)]
+        records = [r for p in params if p.name != "help" and (r := p.get_help_record(ctx))]
         records.insert(0, ("-p, --param NAME V1 V2 ...", "A parameter and its values (repeat)."))
         with formatter.section("Options of a sweep"):
             formatter.write_dl(records)
