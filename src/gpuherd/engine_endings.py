@@ -22,6 +22,7 @@ from gpuherd.core.lifecycle import (
     retry_wait,
 )
 from gpuherd.core.model import Attempt, HostUsage, Job, Outcome
+from gpuherd.core.reasons_never import most_mem
 from gpuherd.core.states import FINISHED_STATES, LIVE_STATES, Event, JobState, OutcomeKind
 from gpuherd.core.units import format_duration
 from gpuherd.executors.base import ExitStatus, NotStarted, SpawnError
@@ -94,9 +95,12 @@ def finish(
     changes: dict[str, object] = {}
     detail = outcome.describe()
     if nxt.state is JobState.QUEUED and outcome.kind is OutcomeKind.CUDA_OOM:
-        largest = max((d.memory_total or 0 for d in engine.device_listing()), default=0)
-        mem, exclusive = grow_request(job.spec.mem, peak, largest)
-        changes = {"mem": mem, "exclusive": int(exclusive)}
+        # (the GPUs it may use, configured ones not seen now too: as never_runs counts them)
+        gpus = [*engine.device_listing(), *engine.devices.missing()]
+        most = most_mem(job.spec.gpus, gpus, engine.policy, job.spec.only_gpus)
+        mem, exclusive = grow_request(job.spec.mem, peak, most)
+        # (a job exclusive by its own --exclusive stays so, whatever its growth asks)
+        changes = {"mem": mem, "exclusive": int(exclusive or job.spec.exclusive)}
     delay = job.spec.retry_delay
     if nxt.state is JobState.QUEUED and delay and not ended.requeue:  # not a user's retry
         due, said = retry_wait(ended_at, delay, now)  # from its end: maybe while no daemon ran

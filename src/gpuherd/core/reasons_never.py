@@ -208,6 +208,25 @@ def cannot_fit(
     return f"{asks} but only {len(big)} {gpus}{of} {have} that much{kept}"
 
 
+def most_mem(
+    job_gpus: int,
+    devices: Sequence[Device],
+    policy: Policy = _DEFAULT_POLICY,
+    only: tuple[int, ...] = (),
+) -> int | None:
+    """The largest --mem a job of `job_gpus` GPUs, limited to `only` (`--only-gpus`; () = any),
+    could ask for and still run here, as cannot_fit judges it: what the `job_gpus`-th largest
+    of the GPUs it may use on one node hands out once `policy.keep_free` is kept. None where
+    no size bounds it: GPUs of unknown size would take any, or no --mem lets it run."""
+    if job_gpus <= 0 or cannot_fit(job_gpus, None, devices, policy, False, only) is not None:
+        return None
+    totals = {d.memory_total for d in devices if d.memory_total is not None}
+    caps = sorted((t - margin(t, policy.keep_free) for t in totals), reverse=True)
+    if not caps or cannot_fit(job_gpus, caps[0] + 1, devices, policy, False, only) is None:
+        return None
+    return next(c for c in caps if cannot_fit(job_gpus, c, devices, policy, False, only) is None)
+
+
 def _no_gpu_big_enough(
     job_mem: int, configured: Sequence[Device], caps: dict[int, int | None], kept: str, of: str
 ) -> Refusal:
