@@ -98,7 +98,8 @@ def finish(
         # (the GPUs it may use, configured ones not seen now too: as never_runs counts them)
         gpus = [*engine.device_listing(), *engine.devices.missing()]
         most = most_mem(job.spec.gpus, gpus, engine.policy, job.spec.only_gpus)
-        mem, exclusive = grow_request(job.spec.mem, peak, most)
+        ran_on = most_mem(len(job.gpus), [d for d in gpus if d.index in job.gpus], engine.policy)
+        mem, exclusive = grow_request(job.spec.mem, peak, most, ran_on)
         # (a job exclusive by its own --exclusive stays so, whatever its growth asks)
         changes = {"mem": mem, "exclusive": int(exclusive or job.spec.exclusive)}
     delay = job.spec.retry_delay

@@ -84,3 +84,29 @@ def test_an_exclusive_job_whose_larger_request_fits_stays_exclusive(
     job = herd.submit("--oom-retry", "--exclusive", "--mem", "10GiB", "--", command)
     info = herd.wait_state(job, "succeeded", timeout=20)
     assert (info["mem"], info["exclusive"]) == (15 * GIB, True)
+
+
+def test_a_retry_with_no_size_known_waits_for_a_gpu_as_large_as_it_ran_out_on(
+    herd: Herd, tmp_path: Path
+) -> None:
+    """No --mem and no measured peak: the retry got a GPU to itself of any size, a 24 GiB
+    one after running out of memory on the 80 GiB GPU."""
+    herd.start("--fake-gpus", GPUS)
+    go, small_done, big_gpu_done = tmp_path / "go", tmp_path / "small", tmp_path / "big"
+    hold = "while [ ! -e {} ]; do sleep 0.02; done"
+    fillers = [herd.submit("--only-gpus", str(i), "--", hold.format(small_done)) for i in (0, 1)]
+    for filler in fillers:
+        herd.wait_state(filler, "running")
+    job = herd.submit("--oom-retry", "--", out_of_memory_once(tmp_path, go))
+    assert herd.wait_state(job, "running")["gpus"] == [2]
+    # Next on GPU 2 once the job's attempt ends: GPU 2 stays busy for its retry.
+    after = herd.submit("--only-gpus", "2", "--priority", "10", "--", hold.format(big_gpu_done))
+    go.touch()
+    herd.wait_state(after, "running")
+    small_done.touch()
+    for filler in fillers:
+        herd.wait_state(filler, "succeeded")
+    info = herd.job(job)
+    assert (info["mem"], info["exclusive"], info["state"]) == (80 * GIB, True, "queued")
+    big_gpu_done.touch()
+    assert herd.wait_state(job, "succeeded", timeout=20)["attempts"][1]["gpus"] == [2]

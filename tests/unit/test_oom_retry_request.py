@@ -39,6 +39,8 @@ def test_a_grown_request_beyond_what_the_job_may_use_is_that_most_on_gpus_of_its
 
 def test_with_nothing_known_the_retry_gets_a_gpu_to_itself() -> None:
     assert grow_request(None, 0, 80 * GIB) == (None, True)
+    # ...as large as the GPU it ran out of memory on, where its size is known
+    assert grow_request(None, 0, 80 * GIB, 24 * GIB) == (24 * GIB, True)
     assert grow_request(None, 0, None) == (None, True)
 
 

@@ -113,18 +113,18 @@ def retry_wait(ended_at: float, delay: float, now: float) -> tuple[float | None,
     return due, f"; runs again in {format_duration(due - now)} (--retry-delay {given} from its end)"
 
 
-def grow_request(mem: int | None, peak: int, most: int | None) -> tuple[int | None, bool]:
-    """The memory request for the attempt after a CUDA out-of-memory failure, and whether it
-    runs alone on its GPUs. `most`: the largest --mem the job could ask for and still run
-    (reasons_never.most_mem: of the GPUs it may use; None: no size bounds it).
-
-    The measured peak when it exceeds the request, at least 1.5x the request; more than
-    `most`, `most` itself on GPUs of its own (the largest it may use: never smaller than the
-    one it ran out of memory on); with neither known, an exclusive GPU: (None, True).
-    """
+def grow_request(
+    mem: int | None, peak: int, most: int | None, ran_on: int | None = None
+) -> tuple[int | None, bool]:
+    """The request after a CUDA out-of-memory failure, and whether it runs alone on its GPUs:
+    the measured peak when it exceeds the request, at least 1.5x the request; more than
+    `most` (reasons_never.most_mem: the largest --mem it could ask for and still run; None:
+    no size bounds it), `most` itself, alone (never on a GPU smaller than it ran out of
+    memory on); with neither known, alone on GPUs as large as those it ran out on (`ran_on`:
+    what the smallest of them hands out; None: unknown)."""
     grown = max(peak, int((mem or 0) * 1.5))
     if grown <= (mem or 0):
-        return None, True
+        return ran_on, True
     if most is not None and grown > most:
         return most, True
     return grown, False
