@@ -1,9 +1,8 @@
 """The running attempts: their runtime handles, process watching, deadlines and stopping
 (their --no-output-timeout: silence_watch.py; their --max-log-size: log_cap_watch.py).
 
-Nothing here is persisted: the store holds the facts, this holds what only a live process
-has (its pid watch, its deadline timer, why gpuherd is stopping it, its measured memory).
-"""
+Nothing here is persisted: the store holds the facts, this what only a live process has (its
+pid watch, deadline timer, why gpuherd stops it, measured memory)."""
 
 from __future__ import annotations
 
@@ -65,13 +64,14 @@ class Live:
     grace: float = 10.0
     sweep: str | None = None
     project: str | None = None
+    ram: int | None = None  # its job's --ram, held while it runs (host_room.py)
     stalled: bool = False
     """Printed nothing for its --no-output-timeout (cleared by its next output)."""
     peak: int = 0
     """The most GPU memory the job was seen to use on one GPU (telemetry)."""
     full_disk: Path | None = None
-    """The folder of its logs, found full as herd.db refused to record its end (engine_endings.
-    note_full_disks): its end says so once recorded, when that disk may have room again."""
+    """Its logs' folder, found full as herd.db refused its end (engine_endings.note_full_disks):
+    its end says so once recorded, when that disk may have room again."""
     recorded_peak: int = 0
     """The peak herd.db holds for the attempt (peaks_to_record): a restarted daemon takes it
     up, so a job holds its peak for its whole life, not its --mem alone after a restart."""
@@ -184,6 +184,7 @@ class Attempts:
             pid=pid,
             gpus=attempt.gpus,
             mem=job.spec.mem,
+            ram=job.spec.ram,
             attempt_dir=folder,
             job_dir=self.layout.job_dir(job),
             started_info=jobfiles.start_info(job, attempt),

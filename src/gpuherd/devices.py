@@ -25,8 +25,8 @@ from gpuherd.gpu_processes import (
 )
 from gpuherd.gpus.base import GpuProbe, GpuReading, JobOnGpus, ProbeError
 from gpuherd.gpus.static import StaticProbe
-from gpuherd.host_memory import host_memory_available
 from gpuherd.host_memory import host_memory_total as host_memory_total  # (tests import it here)
+from gpuherd.host_room import HostMemory, HostRoom, RamRun
 from gpuherd.removed_gpus import keep_removed, removed_gpus
 from gpuherd.store import DeviceConfig, Store
 
@@ -58,7 +58,7 @@ class DeviceTable:
         self._on_change: Callable[[], None] = lambda: None
         self._jobs: Callable[[], list[RunningJob]] = list
         self._read_at = -math.inf
-        self._host_free_at = (0, -math.inf)  # (bytes available, when read)
+        self._host = HostRoom()
         self._processes: dict[int, list[GpuProcessView]] = {}
         self.history: dict[int, deque[tuple[float, int | None, int | None]]] = {}
         """Per GPU, the last readings: (time, utilisation %, memory used), for sparklines."""
@@ -112,13 +112,12 @@ class DeviceTable:
         answer: executors/ray_cluster.py); None while jobs can start."""
         return None
 
-    def host_free(self, max_age: float) -> int:
-        """Available host memory, read at most once per `max_age` seconds (it is a file read,
-        and a busy queue ticks hundreds of times a second)."""
-        now = time.monotonic()
-        if now - self._host_free_at[1] > max_age:
-            self._host_free_at = (host_memory_available(), now)
-        return self._host_free_at[0]
+    def host_memory(self, max_age: float, runs: Iterable[RamRun]) -> HostMemory:
+        """Available host memory and what the running attempts `runs` hold of it by their
+        --ram, read at most once per `max_age` seconds (file reads, and a busy queue ticks
+        hundreds of times a second): host_room.py. A Ray cluster's jobs run on its nodes,
+        not on this host: nothing is held for them (their pids are not this host's)."""
+        return self._host.read(max_age, () if self.on_cluster else runs)
 
     def refresh(self) -> bool:
         """Read the probe; True when what placement sees has changed."""

@@ -278,7 +278,7 @@ class Engine(JobStops, Spawns):
         room = sweep_room(self.sweep_caps, running)  # (kept by placement too: caps.py)
         cpu_jobs = cpu_slots_left(reservations, policy) != 0  # (else none is worth reading)
         with self.scan.reading(offer, cpu_jobs) as (jobs, behind, seen):
-            free = self.devices.host_free(TELEMETRY_MAX_AGE)
+            free = self.devices.host_memory(TELEMETRY_MAX_AGE, self.attempts.live.values()).room
             placed = place(
                 jobs,
                 devices,

@@ -20,8 +20,8 @@ from gpuherd.core.units import format_given
 from gpuherd.core.waiting import Fits, Shape, shape_of, worded
 from gpuherd.core.when import format_moment
 from gpuherd.devices import DeviceTable
-from gpuherd.engine import Engine
-from gpuherd.host_memory import host_memory_available
+from gpuherd.engine import TELEMETRY_MAX_AGE, Engine
+from gpuherd.host_room import HostMemory
 from gpuherd.submission import never_runs, never_runs_judge
 
 
@@ -35,12 +35,12 @@ def explainer(
     devices = engine.device_listing()
     reservations = engine.reservations()
     paused = engine.queue_paused
-    host_free = host_memory_available()
+    host = engine.devices.host_memory(TELEMETRY_MAX_AGE, engine.attempts.live.values())
     caps = engine.sweep_caps
     sweeps_running = engine.attempts.sweeps_running()
     now = engine.clock()
     missing = engine.devices.missing()
-    shapes = _ByShape(engine, devices, reservations, host_free, missing)
+    shapes = _ByShape(engine, devices, reservations, host, missing)
 
     def explain(job: Job) -> str | None:
         if job.state is not JobState.QUEUED:
@@ -93,11 +93,11 @@ class _ByShape:
         engine: Engine,
         devices: Sequence[Device],
         reservations: Sequence[Reservation],
-        host_free: int | None,
+        host: HostMemory,
         missing: Sequence[Device],
     ) -> None:
         self._engine, self._devices, self._reservations = engine, devices, reservations
-        self._host_free, self._missing = host_free, missing
+        self._host, self._missing = host, missing
         self._policy, self._hold = engine.policy, engine.hold  # as the listing began
         self._said: dict[Shape, _Said] = {}
         # Whose `gpus add` a way out may name (a `gpuherd run` lists no reasons).
@@ -117,9 +117,10 @@ class _ByShape:
                 self._devices,
                 self._reservations,
                 self._policy,
-                self._host_free,
+                self._host.room,
                 self._missing,
                 self._hold,
+                self._host.held,
             )
         ahead = partial(self._engine.scan.ahead, job)  # beyond what placement read?
         return worded(said.waits, job.id, ahead)

@@ -221,12 +221,13 @@ def place(
     the jobs that ask for more GPUs than were open as the pass began (they could only
     have held).
 
-    Host memory: `host_free` is the memory the machine has available now (the caller may
-    take off what running jobs declared with --ram but do not use yet); None = unknown, no
-    check. A job starts only if `host_free`, less the --ram of the jobs placed before it
-    in this pass, less its own --ram, stays at or above `policy.keep_ram`. A job without
-    --ram counts as 0: it is never held back by another job's request, but once the
-    machine is below the margin nothing starts at all (gpulimit's SAFETY_KEEP_MEMORY).
+    Host memory: `host_free` is the memory the machine has available now, less what running
+    jobs' --ram holds and they do not use yet (core/host_ram.py: the engine takes it off);
+    None = unknown, no check. A job starts only if `host_free`, less the --ram of the jobs
+    placed before it in this pass, less its own --ram, stays at or above `policy.keep_ram`.
+    A job without --ram counts as 0: it is never held back by the request of a job placed
+    before it, but once the machine is below the margin (running jobs' --ram held) nothing
+    starts at all (gpulimit's SAFETY_KEEP_MEMORY).
     This applies to CPU-only jobs too.
 
     CPU-only jobs: at most `policy.cpu_jobs` run at once (reservations without GPUs count);

@@ -29,21 +29,26 @@ from gpuherd.core.waiting import Fits, Shape, shape_of, worded
 _DEFAULT_POLICY = Policy()
 
 
-def _ram_reason(ram: int | None, host_free: int | None, policy: Policy) -> str | None:
+def _ram_reason(
+    ram: int | None, host_free: int | None, policy: Policy, held: int = 0
+) -> str | None:
+    """`host_free`: what placement may give out (less `held`, what running jobs' --ram
+    holds: core/host_ram.py)."""
     if host_free is None:
         return None
     keep = policy.keep_ram
     left = host_free - keep
+    by_running = f", with {format_size(held)} held for running jobs' --ram" if held else ""
     if ram and ram > left:
         beyond = f" beyond the {format_size(keep)} kept free" if keep else ""
         return (
             f"waiting for {format_size(ram)} of host memory "
-            f"({format_size(max(left, 0))} available{beyond})"
+            f"({format_size(max(left, 0))} available{beyond}{by_running})"
         )
     if left < 0:
         return (
-            f"waiting for host memory ({format_size(host_free)} available, "
-            f"{format_size(keep)} must stay free)"
+            f"waiting for host memory ({format_size(max(host_free, 0))} available, "
+            f"{format_size(keep)} must stay free{by_running})"
         )
     return None
 
@@ -118,11 +123,13 @@ def shape_waits(
     host_free: int | None,
     missing: Sequence[Device],
     hold: Hold | None,
+    ram_held: int = 0,
 ) -> str | Fits:
     """why_waiting's reason for every queued job of `shape`, or, when such a job would fit
-    now, the Fits that words each one's own: a listing asks once per shape."""
+    now, the Fits that words each one's own: a listing asks once per shape. `host_free`:
+    available host memory less `ram_held`, what running jobs' --ram holds of it."""
     n, mem, only, kind = shape.gpus, shape.mem, shape.only, shape.kind
-    ram_reason = _ram_reason(shape.ram, host_free, policy)
+    ram_reason = _ram_reason(shape.ram, host_free, policy, ram_held)
     cap = policy.max_running
     if cap is not None and len(reservations) >= cap:
         return f"waiting for a run slot ({_running(len(reservations), cap)}: config max-running)"
