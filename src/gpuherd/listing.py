@@ -15,6 +15,7 @@ from typing import Any, Generic, TypeVar
 
 from gpuherd.core.model import Job
 from gpuherd.core.nearest_now import NOTHING, LeftOut, shares
+from gpuherd.core.output_files import Files
 from gpuherd.core.recovery import unwatched_run
 from gpuherd.core.run_time import pauses, ran_for, timeout_at
 from gpuherd.core.states import (
@@ -25,10 +26,11 @@ from gpuherd.core.states import (
     split_waiting,
 )
 from gpuherd.errors import InvalidValue
-from gpuherd.layout import Layout, listed_paths
+from gpuherd.layout import Layout, ListedPaths, listed_paths
 from gpuherd.store import Store
 from gpuherd.store_reader import ReadOnlyStore
 from gpuherd.store_rows import ANY_JOB, JobFilter
+from gpuherd.sweep_folders import with_own_run
 from gpuherd.wire import job_view
 
 Reads = Store | ReadOnlyStore
@@ -211,12 +213,12 @@ def stored_views(
     reads: Reads, jobs: Sequence[Job], now: float, peaks: Mapping[int, int], layout: Layout
 ) -> tuple[list[dict[str, Any]], dict[int, str]]:
     """The jobs' views (wire.job_view) without their reasons, with where their files are
-    (layout.listed_paths), and the listed held jobs' latest hold details (what their
+    (own_paths), and the listed held jobs' latest hold details (what their
     reasons say), from `reads` alone: `now` and the running jobs' peak memory (`peaks`)
     are read from the engine beforehand; an ended job's is the one its attempt recorded."""
     held = [j.id for j in jobs if j.state is JobState.HELD and j.release_at is None]
     holds = reads.hold_details(held)
-    recorded, paths = reads.latest_attempt_files(jobs), listed_paths(layout)
+    recorded, paths = reads.latest_attempt_files(jobs), own_paths(reads, layout, jobs)
     peaks = {**reads.latest_peaks([j for j in jobs if j.state in FINISHED_STATES]), **peaks}
     # A waiting job shows no run time: none is counted.
     ran = [j.id for j in jobs if j.started_at is not None and j.state not in WAITING_STATES]
@@ -235,12 +237,32 @@ def stored_views(
     return views, holds
 
 
+def own_paths(reads: Reads, layout: Layout, jobs: Sequence[Job]) -> ListedPaths:
+    """listed_paths for these jobs, as `show` names each one's paths: a job whose folder a
+    later job's run has now (Store.run_over: a sweep point's submitted again) has the logs
+    of its own run, in previous-runs/<n>/ (sweep_folders.with_own_run, a read of its
+    job.json: for those jobs alone), and the folder it was given as its `job_dir`. They
+    were the later run's, whose files the listing named for every job of the point."""
+    paths, run_over = listed_paths(layout), reads.run_over(jobs)
+    if not run_over:
+        return paths
+
+    def own(job: Job, recorded: Files | None) -> tuple[str, dict[str, str]]:
+        found = paths(job, recorded)
+        if job.id not in run_over:
+            return found
+        return found[0], paths(with_own_run(job), recorded)[1]
+
+    return own
+
+
 def point_paths(reads: Reads, layout: Layout, rows: Sequence[dict[str, Any]]) -> None:
     """Each sweep row's (sweep_table.table's) `job_dir` and `log_files` as `ls --json` gives
-    its job's (stored_views: the same listed_paths); None for a point no job in the queue
+    its job's (stored_views: the same own_paths); None for a point no job in the queue
     ran (a folder's markers said its state: where its logs were is no longer known)."""
     jobs = reads.get_jobs([row["job_id"] for row in rows if row["job_id"] is not None])
-    recorded, paths = reads.latest_attempt_files(list(jobs.values())), listed_paths(layout)
+    ran = list(jobs.values())
+    recorded, paths = reads.latest_attempt_files(ran), own_paths(reads, layout, ran)
     for row in rows:
         job = jobs.get(row["job_id"]) if row["job_id"] is not None else None
         found = paths(job, recorded.get(job.id)) if job is not None else (None, None)
