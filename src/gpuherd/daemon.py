@@ -252,7 +252,8 @@ def serve(
     assert sock is not None and keeper is not None  # (bound in the `try`, or it raised)
 
     async def main() -> str | None:
-        engine = Engine(store, table(store, probe), executor, Layout.for_home(home))
+        layout = Layout.for_home(home, os.environ.get("GPUHERD_SOCKET"))
+        engine = Engine(store, table(store, probe), executor, layout)
         service = Service(engine, home, time.time())
         service.gpus_back = back
         reader = service.reader = ListingReader(store)  # `ls` off the loop

@@ -114,6 +114,14 @@ def job_env(layout: Layout, job: Job, attempt: Attempt) -> Mapping[str, str]:
     # outside its process group would not be found (executors/local_escaped.py).
     env.pop(HOOK_VARIABLE, None)
     env.pop(RAY_NODE_VARIABLE, None)  # (submitted from a Ray job: this one may run locally)
+    if layout.daemon is not None:
+        # The daemon that runs it, whatever home the submitter's environment names (a script's
+        # connect(home=...) with another GPUHERD_HOME, or none: the job's connect() started one).
+        env["GPUHERD_HOME"], socket = layout.daemon
+        if socket is None:
+            env.pop("GPUHERD_SOCKET", None)  # (another daemon's, if the submitter's)
+        else:
+            env["GPUHERD_SOCKET"] = socket
     env.update(
         CUDA_DEVICE_ORDER="PCI_BUS_ID",
         CUDA_VISIBLE_DEVICES=",".join(str(i) for i in attempt.gpus),

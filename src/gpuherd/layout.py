@@ -34,10 +34,13 @@ class Layout:
     one_shot: bool = False
     """A `gpuherd run`'s: no daemon holds its jobs once it ends, so what a job's message
     advises is a rerun (--skip-succeeded), never `gpuherd retry ID`."""
+    daemon: tuple[str, str | None] | None = None
+    """A daemon's home and its GPUHERD_SOCKET (None: none set): its jobs get them, so that
+    `gpuherd` and gpuherd.connect() in a job reach it (jobfiles.job_env). None: a run's."""
 
     @classmethod
-    def for_home(cls, home: Path) -> Layout:
-        return cls(home / "jobs", home_id=_digest(home))
+    def for_home(cls, home: Path, socket: str | None = None) -> Layout:
+        return cls(home / "jobs", home_id=_digest(home), daemon=(str(home), socket or None))
 
     @classmethod
     def for_run(cls, output_dir: Path, prefix: str, state_dir: Path) -> Layout:
