@@ -82,6 +82,14 @@ class RowJobs:
         self._kept[row[0]] = (row, job)
         return job
 
+    def keep_only(self, seen: set[int], gpus: int | None) -> None:
+        """After a read of the whole ready queue (of jobs of `gpus` GPUs; None: all), forget
+        the jobs it did not return: they left it (started, ended, removed). They stayed until
+        LIMIT was reached: an idle daemon held up to 8,000 ended jobs, ~14 MB."""
+        for job_id, (_, job) in list(self._kept.items()):
+            if job_id not in seen and (gpus is None or job.spec.gpus == gpus):
+                del self._kept[job_id]
+
 
 class JobReads:
     """Mixed into Store, which provides the connection and row mapping."""
@@ -235,10 +243,13 @@ class JobReads:
             + f" ORDER BY {START_ORDER}"
         )
         cursor = self._db.execute(sql, () if gpus is None else (gpus,))
+        seen: set[int] = set()
         try:
             for row in cursor:
+                seen.add(row[0])
                 if (job := self._ready_jobs.job(row, self._job)) is not None:
                     yield job
+            self._ready_jobs.keep_only(seen, gpus)  # (read to its end: the whole queue)
         finally:
             # A half-read statement would hold a read snapshot; the caller closes the
             # generator once placement has seen enough.
