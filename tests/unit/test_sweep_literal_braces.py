@@ -47,6 +47,12 @@ REFUSED = [
         "placeholder {0} needs a parameter name; for the shell variable ${0}, write ${{0}} or $0",
         "sh -c 'echo ${{0}}' {lr}",
     ),
+    (  # a JSON line around a placeholder: the placeholder stays one (it was doubled too)
+        "echo '{\"loss\": {lr}}'",
+        f'placeholder {{"loss": {{lr}}}} is not a parameter; {PARAMETERS}; write {{{{ and }}}} '
+        'for literal braces: {{"loss": {lr}}}',
+        "echo '{{\"loss\": {lr}}}'",
+    ),
     (
         "echo {lr!x}",
         "placeholder {lr!x}: unsupported conversion or nested placeholder; write {{ and }} for "
@@ -62,6 +68,7 @@ KINDS = [
     "awk-colon",
     "find-exec",
     "positional",
+    "json-line",
     "conversion",
 ]
 

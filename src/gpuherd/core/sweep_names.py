@@ -119,7 +119,7 @@ def check_template(template: str, names: Collection[str]) -> None:
         if name is None:
             continue
         field = _field_text(name, spec, conversion)
-        hint = _literal_hint(before, field)
+        hint = _literal_hint(before, field, {*names, *RESERVED})
         if not name or name.isdigit():
             raise SweepError(
                 f"command: placeholder {field} needs a parameter name; {hint}", ("command",)
@@ -142,12 +142,21 @@ _SHELL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]")
 """What the shell takes as `$NAME` as well as `${NAME}` (a variable, or $0 to $9)."""
 
 
-def _literal_hint(before: str, field: str) -> str:
+_INNER = re.compile(r"(\{[A-Za-z_][A-Za-z0-9_]*\})")
+"""A placeholder by name alone inside a refused field (split out, kept: its own group)."""
+
+
+def _literal_hint(before: str, field: str, known: Collection[str]) -> str:
     """How to write `field` (a refused placeholder's text, braces included) as it stands, the
-    literal text `before` it in the template ending where it starts: doubled braces, and for
-    a shell variable (`${DATA_DIR}`: a `$` before it) that, or `$DATA_DIR` when it is a plain
-    name (not `${X:-default}`, which needs its braces)."""
-    doubled = field.replace("{", "{{").replace("}", "}}")
+    literal text `before` it in the template ending where it starts: doubled braces, but for
+    the placeholders of `known` parameters in it (`{"loss": {lr}}` is `{{"loss": {lr}}}`: all
+    doubled, its `{lr}` printed itself), and for a shell variable (`${DATA_DIR}`: a `$` before
+    it) that, or `$DATA_DIR` when it is a plain name (not `${X:-default}`, which needs its
+    braces)."""
+    doubled = "".join(
+        part if part[1:-1] in known else part.replace("{", "{{").replace("}", "}}")
+        for part in _INNER.split(field)
+    )
     if before.endswith("$") and field != "{}":  # (`${}` is no shell variable either)
         name = field[1:-1]
         plain = f" or ${name}" if _SHELL_NAME.fullmatch(name) else ""
