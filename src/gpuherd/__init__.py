@@ -4,12 +4,16 @@ The Python API (`connect`, `Herd`, `Job`, `ListedJob`, `Sweep`, `JobFailed`, `Sw
 from gpuherd.pyapi; `JobRemoved` from gpuherd.pyapi_removed; `as_completed` from
 gpuherd.pyapi_completed; `task`, `Task`, `TaskArgumentError` from gpuherd.tasks;
 `sweep_from_config` from gpuherd.tasks_gts; `HerdError`, what every error of gpuherd is) is
-imported on first use, so `import gpuherd` (and the CLI) stay fast.
+imported on first use, so `import gpuherd` (and the CLI) stay fast. `gpuherd.errors` is
+imported here: scripts name its errors after a bare `import gpuherd` (`except
+gpuherd.errors.NotFound`), and it is small (the CLI imports it anyway).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
+
+from gpuherd import errors as errors
 
 __version__ = "0.2.0"
 
@@ -65,6 +69,7 @@ __all__ = [
     "__version__",
     "as_completed",
     "connect",
+    "errors",
     "sweep_from_config",
     "task",
 ]

@@ -21,17 +21,17 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from gpuherd import paths
 from gpuherd.client import Client
-from gpuherd.core.sweep import SweepError, SweepSpec, count, size_refusal, spec_to_dict
+from gpuherd.core.sweep import SweepSpec, count, size_refusal, spec_to_dict
 from gpuherd.core.sweep_names import default_sweep_name, is_bare_command
 from gpuherd.errors import DaemonError, HerdError, LostConnection, NoAnswer, refusal
 from gpuherd.following import follow_log
 from gpuherd.pyapi_checks import (
+    changed_spec,
     check_connect,
     check_edit,
     command_text,
@@ -59,7 +59,7 @@ from gpuherd.pyapi_sweep import (
     file_env,
     over_file,
 )
-from gpuherd.pyapi_types import WrongType, WrongValue, as_given, check_types
+from gpuherd.pyapi_types import WrongType, as_given, check_types
 from gpuherd.pyapi_values import (
     edit_options,
     env_overrides,
@@ -92,8 +92,7 @@ def connect(
     else the GPUs it finds (or its last configuration), as `gpuherd daemon start` does. One
     running already keeps its own: a UserWarning says so if they are not those asked for.
     """
-    check_connect(home, gpus, fake_gpus)
-    gpus = gpus if gpus is None or isinstance(gpus, str) else list(gpus)  # (read twice)
+    gpus = check_connect(home, gpus, fake_gpus, start)  # (a list: read twice)
     client = Client(home)
     try:
         status = client.get("/daemon")  # one stopped (Ctrl-Z) or stuck holds the home
@@ -238,10 +237,7 @@ class Herd(JobListing, CompletedJobs):
         changes = {k: v for k, v in changes.items() if v is not None}
         if shuffle:
             changes["shuffle"] = True
-        try:
-            spec = replace(spec, **changes)
-        except SweepError as exc:  # (as the daemon refuses samples past the grid: InvalidValue)
-            raise WrongValue(f"invalid sweep: {exc}") from None
+        spec = changed_spec(spec, changes)
         points = count(check_sweep(spec, task))  # (keys that JSON would make text: any sweep)
         if refusal := size_refusal(spec.name, points, yes=yes, action=_YES, samples="samples=N"):
             raise HerdError(refusal)
@@ -312,6 +308,8 @@ class Job(JobActions, JobDisplay):
         return dict(self.herd.client.get(f"/jobs/{self.id}"))
 
     def state(self) -> str:
+        """The job's state now (asked at each call), as `gpuherd ls` shows it: queued, held,
+        running, paused, succeeded, failed, killed, cancelled or lost; NotFound once removed."""
         return str(self.info()["state"])
 
     def wait(self, timeout: float | None = None) -> str:

@@ -10,6 +10,7 @@ import os
 import shlex
 import time
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,31 +18,51 @@ from gpuherd.core.commands import command_from_args
 from gpuherd.core.edit import BEGIN, CLEARABLE, EDITABLE
 from gpuherd.core.int64 import LARGEST, TOO_LARGE
 from gpuherd.core.near_names import did_you_mean
+from gpuherd.core.sweep import SweepError, SweepSpec
+from gpuherd.core.sweep_fixed import overridden_fixed
 from gpuherd.errors import HerdError, InvalidValue
 from gpuherd.program_hints import program_hints
-from gpuherd.pyapi_types import WrongKindOfNumber, WrongType, WrongValue, as_given
+from gpuherd.pyapi_types import WrongKindOfNumber, WrongType, WrongValue, as_given, refuse_nul
 from gpuherd.script_files import missing_script_hints
 from gpuherd.start_hint import runs_on_ray
 from gpuherd.submission_text import blank
 from gpuherd.task_values import from_numpy, is_numpy
 
 
-def check_connect(home: Any, gpus: Any, fake_gpus: Any = None) -> None:
-    """connect()'s `home`, `gpus` and `fake_gpus`, refused in one line before any daemon is
-    looked for (a number raised Python's "expected str, bytes or os.PathLike object", or
-    "'int' object is not iterable" for `gpus=2`, taken for a count; `fake_gpus=2.5` was a
-    DaemonError, as if a daemon had refused it)."""
+def check_connect(
+    home: Any, gpus: Any, fake_gpus: Any = None, start: Any = True
+) -> str | list[int] | None:
+    """connect()'s `home`, `gpus`, `fake_gpus` and `start`, refused in one line before any
+    daemon is looked for (a number raised Python's "expected str, bytes or os.PathLike
+    object", or "'int' object is not iterable" for `gpus=2`, taken for a count; `fake_gpus=2.5`
+    was a DaemonError, as if a daemon had refused it; `start="no"`, true, started one).
+    Returns `gpus` as connect() reads it: text, or a list (a generator read once, here)."""
+    if not isinstance(start, bool):
+        raise WrongType(
+            f"start is True or False (whether to start a daemon if none runs), got "
+            f"{as_given(start)}"
+        )
     if home == "":  # (a script's unset variable: the folder Python ran in became a home)
         raise HerdError("home is empty: give the home's folder, or leave home out (GPUHERD_HOME)")
     if home is not None and not isinstance(home, str | os.PathLike):
         raise WrongType(f"home is a folder (a str or a Path), got {home!r} ({type(home).__name__})")
-    if gpus is not None and (isinstance(gpus, bytes) or not isinstance(gpus, str | Iterable)):
+    if gpus is not None and (
+        isinstance(gpus, bytes | Mapping) or not isinstance(gpus, str | Iterable)
+    ):
         fake = (
             f"; fake_gpus={gpus} starts it with {gpus} fake GPUs" if isinstance(gpus, int) else ""
         )
+        many = "" if isinstance(gpus, Mapping) else ", not how many"
         raise WrongType(
-            f'gpus is which GPUs the daemon uses, their indices ([0, 2], or "0,2"), not how '
-            f"many: got {gpus!r} ({type(gpus).__name__}){fake}"
+            f'gpus is which GPUs the daemon uses, their indices ([0, 2], or "0,2"){many}: '
+            f"got {gpus!r} ({type(gpus).__name__}){fake}"
+        )
+    listed: list[int] | None = None if gpus is None or isinstance(gpus, str) else list(gpus)
+    # ([None] was "invalid GPU index 'None'", as if text; a bool is no index either)
+    if wrong := [i for i in listed or () if isinstance(i, bool) or not isinstance(i, int | str)]:
+        raise WrongType(
+            f'gpus are GPU indices ([0, 2], or "0,2"): {as_given(wrong[0])} in {listed!r} '
+            "is not one"
         )
     count = isinstance(fake_gpus, int) and not isinstance(fake_gpus, bool)
     if fake_gpus is not None and not (count or isinstance(fake_gpus, str | os.PathLike)):
@@ -49,6 +70,20 @@ def check_connect(home: Any, gpus: Any, fake_gpus: Any = None) -> None:
             "fake_gpus is how many fake GPUs (4), their sizes ('2x24GiB,1x80GiB') or a .json "
             f"state file, got {fake_gpus!r} ({type(fake_gpus).__name__})"
         )
+    return gpus if isinstance(gpus, str) else listed
+
+
+def changed_spec(spec: SweepSpec, changes: Mapping[str, Any]) -> SweepSpec:
+    """Herd.sweep's spec with its keywords' `changes`: WrongValue (an InvalidValue, as the
+    daemon refuses samples past the grid) for a spec they make invalid, and for a fixed key
+    every point varies, refused here for a task's sweep too (the daemon's check skips it)."""
+    try:
+        spec = replace(spec, **changes)
+        if overridden := overridden_fixed(spec):
+            raise overridden
+    except SweepError as exc:
+        raise WrongValue(f"invalid sweep: {exc}") from None
+    return spec
 
 
 def job_number(job_id: Any) -> int:
@@ -191,6 +226,10 @@ def check_edit(changes: Mapping[str, Any], clear: Any = ()) -> list[str]:
     for key in ("name", "project"):  # (only white space too: no name, yet a name)
         if isinstance(changes.get(key), str) and (said := blank(changes[key])) is not None:
             raise InvalidValue(f'{key} {said}: give a {key}, or clear=["{key}"] to unset it')
+    if isinstance(changes.get("command"), str) and (said := blank(changes["command"])):
+        raise WrongValue(f"the command {said}: {_GIVE_COMMAND}")  # (the daemon's: "after --")
+    if isinstance(changes.get("env"), Mapping):  # (the daemon's words: `env_overrides`)
+        refuse_nul(changes["env"])
     if clear is not None and (isinstance(clear, bytes) or not isinstance(clear, Iterable)):
         # (clear=5 raised Python's "'int' object is not iterable")
         raise WrongType(
@@ -232,11 +271,19 @@ def log_numbers(**given: Any) -> dict[str, int | None]:
     return given
 
 
+_GIVE_COMMAND = (
+    "give the command to run, as text ('python train.py --lr 0.1') or a list of words "
+    "(['python', 'train.py', '--lr', '0.1'])"
+)
+
+
 def command_text(command: Any) -> str:
     """`Herd.submit`'s command as sh runs it: text as written, or a list of words (text or
     paths) quoted and joined; a path alone is one word. A None word ran as '', and a number
     raised Python's "expected string or bytes-like object"."""
     if isinstance(command, str):
+        if (said := blank(command)) is not None:  # (the daemon's words said "after --")
+            raise WrongValue(f"the command {said}: {_GIVE_COMMAND}")
         return command
     if callable(command):  # (a function given to run on a GPU: a task's work)
         name = getattr(command, "__name__", "")
@@ -254,6 +301,8 @@ def command_text(command: Any) -> str:
             f"(['python', 'train.py', '--lr', '0.1']), got {command!r}"
         )
     words = list(command)
+    if not words:
+        raise WrongValue(f"the command is empty (no words): {_GIVE_COMMAND}")
     for word in words:
         if not isinstance(word, str | os.PathLike):
             number = isinstance(word, int | float) and not isinstance(word, bool)

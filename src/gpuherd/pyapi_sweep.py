@@ -100,6 +100,8 @@ class Sweep:
 
     @property
     def ids(self) -> list[int]:
+        """The ids of the jobs this submission made (its new and rerun points), in order;
+        [] for a dry run and for get_sweep()'s handle. `jobs()`: every point's latest job."""
         return [int(i) for i in self.submission.get("ids", [])]
 
     def jobs(self) -> JobList:

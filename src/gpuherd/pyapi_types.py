@@ -64,6 +64,8 @@ def check_types(options: Mapping[str, Any]) -> None:
     """WrongType for the first option of KIND_OF (None: not given) not of its kind, sizes and
     durations as the API sends them (text and timedeltas made numbers already)."""
     for key, value in options.items():
+        if key == "env" and isinstance(value, Mapping):  # (its kinds: pyapi_values.env_overrides)
+            refuse_nul(value)
         kind = KIND_OF.get(key)
         if value is None or kind is None:
             continue
@@ -71,6 +73,16 @@ def check_types(options: Mapping[str, Any]) -> None:
             raise WrongType(f"{key} is {_WANTED[kind]}, got {as_given(value)}")
         if kind == "whole" and not holds(value):  # (the daemon's words named `jobs.0.priority`)
             raise WrongValue(f"{key} {value} {beyond(value)}")
+
+
+def refuse_nul(env: Mapping[Any, Any]) -> None:
+    """WrongValue for an `env=` value holding a NUL byte, naming `env` as given (the daemon's
+    refusal named its HTTP field, env_overrides)."""
+    for name, value in env.items():
+        if isinstance(value, str) and "\0" in value:
+            raise WrongValue(
+                f"env: a NUL byte in {name}'s value: remove it (no program can receive it)"
+            )
 
 
 def as_given(value: Any) -> str:

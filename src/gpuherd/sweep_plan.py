@@ -16,7 +16,7 @@ from typing import Any
 
 from gpuherd.core.ordering import longest_first
 from gpuherd.core.sweep import Point, SweepError, SweepSpec, plan_resume, spec_from_dict
-from gpuherd.core.sweep_fixed import unused_fixed
+from gpuherd.core.sweep_fixed import overridden_fixed, unused_fixed
 from gpuherd.core.sweep_values import alike_values, check_finite
 from gpuherd.core.units import first_named, plural
 from gpuherd.errors import InvalidValue
@@ -64,8 +64,9 @@ def parsed_spec(request: SweepRequest) -> SweepSpec:
         check_finite(request.spec)
     except SweepError as exc:
         raise InvalidValue(f"invalid sweep: {exc}") from None
-    # A task's fixed values are its function's keywords, checked by its call (tasks.py).
-    if not request.task and (unused := unused_fixed(spec)):
+    # A task's fixed values are its function's keywords, checked by its call (tasks.py); one
+    # every point's own value overrides is refused all the same (a raw HTTP task request).
+    if unused := overridden_fixed(spec) if request.task else unused_fixed(spec):
         raise InvalidValue(f"invalid sweep: {unused}")
     check_cwd(request.cwd)  # (a relative one was said "does not exist")
     return spec

@@ -2,9 +2,10 @@
 
 Pure: no I/O, no clock; randomness only from `random.Random(spec.seed)`. Rules:
 
-- `fixed` holds defaults shared by every point; a grid or random key may also be in `fixed`
-  and then wins for the points that vary it (as GPU Task Scheduler's test_config overrides its
-  global_config).
+- `fixed` holds defaults shared by every point; a grid key may also be in `fixed` and then
+  wins for the points that vary it (as GPU Task Scheduler's test_config overrides its
+  global_config). A fixed key every point varies (in every grid, or random) would reach no
+  point: refused at submission (sweep_fixed.overridden_fixed).
 - A point's varying keys are the keys its grid declares plus the random keys, in declaration
   order, even a key with one value: adding a value later renames no finished point's folder.
 - A point is its parameters as text (`value_text`): 1 and "1" are one point (they give the same

@@ -55,12 +55,16 @@ def from_config(
     if isinstance(tests, Mapping):
         tests = [tests]
     grids = [_gts_grid(_mapping(t, f"test_config[{i}]"), i) for i, t in enumerate(tests)]
+    # GTS gives each point global_config updated by its test_config: a key every test_config
+    # gives never reaches a point from global_config, and is dropped as GTS drops it (a sweep
+    # spec's fixed key every grid varies is refused: sweep_fixed.overridden_fixed).
+    kept = {k: v for k, v in fixed.items() if not (any(grids) and all(k in g for g in grids))}
     try:
         return SweepSpec(
             name=name,
             command=command,
             results_dir=str(scheduler.get("result_root_folder", "results")),
-            fixed=dict(fixed),
+            fixed=kept,
             grids=tuple(grids) if any(grids) else (),
             item_sep=seps["test_config_string_separator"],
             kv_sep=seps["test_config_string_indicator"],
