@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import json
-import os
 import shlex
 import sys
 import uuid
@@ -29,9 +27,9 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Generic, ParamSpec, TypeVar, overload
 
-from gpuherd import paths, tasks_pickled, worker
+from gpuherd import paths, tasks_by_name, tasks_pickled, worker
 from gpuherd.errors import HerdError
-from gpuherd.pyapi import Herd, Job, Sweep, connect
+from gpuherd.pyapi import Herd, Job, Sweep
 from gpuherd.pyapi_checks import refuse_unknown
 from gpuherd.pyapi_sweep import SWEEP_OWN
 from gpuherd.pyapi_types import WrongType, check_types
@@ -39,7 +37,15 @@ from gpuherd.pyapi_values import SUBMIT_OPTIONS, in_units, make_spec, plain
 from gpuherd.tasks_checks import check_options, refuse_unfit
 from gpuherd.tasks_guard import refuse_while_loading
 from gpuherd.tasks_main_block import refuse_main_block
-from gpuherd.tasks_params import checked
+from gpuherd.tasks_options import (
+    check_read_at_submit,
+    check_sweep_own,
+    connected,
+    home_of,
+    own_list,
+    task_herd,
+)
+from gpuherd.tasks_params import checked, params_text
 from gpuherd.tasks_pickled import DefinedInteractively, made_at_run_time, removed_unless_queued
 from gpuherd.tasks_repr import task_repr
 from gpuherd.tasks_script_args import script_args, write_task_text
@@ -79,14 +85,19 @@ class Task(Generic[P, R]):
     def __repr__(self) -> str:  # `<gpuherd.task train(lr: float, bs: int) gpus=1>`
         return task_repr(self.fn, self.options)
 
-    def _herd(self) -> Herd:
-        herd = self.options.get("herd")
-        return herd if isinstance(herd, Herd) else connect()
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        """Pickled by reference, as a function is: found again by its module and name
+        (tasks_by_name.py); by value within cloudpickle's dump of an interactive function."""
+        if tasks_by_name.pickled_by_value():
+            return super().__reduce_ex__(protocol)
+        return tasks_by_name.found, tasks_by_name.reference(self)
+
+    def _herd(self) -> Herd:  # (`herd=` a Herd, a home's folder, or GPUHERD_HOME's)
+        return connected(self.options.get("herd"))
 
     def _home(self) -> Path:
         """The home `_herd()` connects to (a pickle is written there before connecting)."""
-        herd = self.options.get("herd")
-        return herd.client.home if isinstance(herd, Herd) else paths.home_dir()
+        return home_of(self.options.get("herd"))
 
     def _job_options(self) -> dict[str, Any]:
         return {k: v for k, v in self.options.items() if k != "herd"}
@@ -178,10 +189,7 @@ class Task(Generic[P, R]):
             raise self._by_name_error("submit", f"by position {args!r}")
         params = checked(params, self.fn.__name__)  # (a key JSON would make text, say)
         self._check_call(params, "submit")
-        try:
-            text = json.dumps(params)
-        except (TypeError, ValueError) as exc:
-            raise HerdError(f"task parameters must be JSON values: {exc}") from None
+        text = params_text(params, self.fn.__name__)  # (naming a parameter JSON cannot carry)
         herd = self._herd()
         command, made = task_command(self.fn, herd.client.home)
         with removed_unless_queued(made):  # (the files made for the job: if it is not queued)
@@ -191,6 +199,7 @@ class Task(Generic[P, R]):
                 made.append(staged := _stage_params(herd, text))
                 command += " --params-file " + shlex.quote(str(staged))
             options = self._job_options()
+            options.pop("max_parallel", None)  # (its sweeps' cap: one job has none)
             gpus, name = options.pop("gpus", 1), options.pop("name", None) or self.fn.__name__
             return herd.submit(command, gpus, name=name, **options)
 
@@ -209,21 +218,25 @@ class Task(Generic[P, R]):
         `fixed={"seed": 5}`. For a function with a parameter of such a name, a value that is
         not a list is refused (whose is it?): the sweep's own is then `sweep_seed=5`."""
         refuse_while_loading("sweep")
-        if results_dir is not None and not isinstance(results_dir, str | os.PathLike):
+        if isinstance(results_dir, list | tuple | range | dict):
             # (`train.sweep([0.1, 0.01])`: its one positional argument is the folder)
             raise self._by_name_error("sweep", f"{results_dir!r} as results_dir (a folder)")
         grid = checked(dict(params or {}), self.fn.__name__)
         sweep_args: dict[str, Any] = {}
+        given: dict[str, str] = {}  # (the keyword each own option was given as: sweep_seed)
         for key, value in checked(kwargs, self.fn.__name__).items():  # numpy's: as lists
-            if isinstance(value, list | tuple | range):
+            if isinstance(value, list | tuple | range) and not own_list(self.fn, key):
                 grid[key] = value
             elif (own := self._sweep_option(key, value)) is not None:
-                sweep_args[own] = value
+                sweep_args[own], given[own] = value, key
             elif key in JOB_OPTIONS and key not in self._named_parameters():
                 raise self._job_option_error(key, "sweep")
             else:
                 grid[key] = value  # make_spec says that a parameter takes a list
+        check_sweep_own(sweep_args, given, results_dir)  # (herd.sweep's words: `name=5`)
         self._check_call(dict.fromkeys([*grid, *(sweep_args.get("fixed") or {})]), "sweep")
+        for key, values in [*grid.items(), *(sweep_args.get("fixed") or {}).items()]:
+            params_text({key: values}, self.fn.__name__)  # (a Path, a set: named, as submit's)
         options = self._job_options()
         # A name given goes on to herd.sweep, which refuses an empty one (`name=""`, a script's
         # unset variable), as a sweep file's `name: ""`: it was the function's, without a word.
@@ -265,15 +278,19 @@ def task(
 # (the overloads type it: as Any, it made a decorated function untyped, a --strict error)
 def task(fn: Callable[..., Any] | None = None, *, gpus: int | None = None, **options: Any) -> Any:
     """Decorate a top-level function to run as jobs: `@gpuherd.task(gpus=1)` (1 GPU unless
-    given). Options as `submit` (mem, priority, retries, timeout, ...), and `herd=` a
-    connection to use. Applied to a task, the options given change that task's and keep the
-    others, as a functools.partial of a partial does: `gpuherd.task(gpus=2)(train)` is train
-    on 2 GPUs; the task itself is left as it was."""
+    given). Options as `submit` (mem, priority, retries, timeout, ...), and `herd=` the
+    daemon to use: a connection (`gpuherd.connect(...)`) or a home's folder (connected at
+    each submit, as `gpuherd.connect(home)` is, starting its daemon if none runs). Applied
+    to a task, the options given change that task's and keep the others, as a
+    functools.partial of a partial does: `gpuherd.task(gpus=2)(train)` is train on 2 GPUs;
+    the task itself is left as it was."""
     given = options if gpus is None else {"gpus": gpus, **options}
     if fn is not None and not callable(fn):  # `@gpuherd.task(2)`: was "2 cannot run as a task"
         raise WrongType(f"gpuherd.task() takes its options by name: @gpuherd.task(gpus={fn!r})")
     refuse_unknown(given, JOB_OPTIONS)  # here, not at the task's first submit
     check_types(in_units({k: plain(v) for k, v in given.items() if v is not None}))  # (so too)
+    if "herd" in given:  # (a home's folder too, connected at each submit; it was ignored)
+        given = {**given, "herd": task_herd(given["herd"])}
 
     def wrap(function: Callable[..., Any]) -> Task[..., Any]:
         try:
@@ -286,6 +303,7 @@ def task(fn: Callable[..., Any] | None = None, *, gpus: int | None = None, **opt
         base = function.options if isinstance(function, Task) else {"gpus": 1}
         options = {**base, **given}
         check_options(in_units({k: plain(v) for k, v in options.items() if v is not None}))
+        check_read_at_submit(options)  # (cwd=5, env=['A=1'], begin='whenever': each submit's)
         return Task(function.fn if isinstance(function, Task) else function, options)
 
     return wrap(fn) if fn is not None else wrap

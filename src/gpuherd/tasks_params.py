@@ -10,9 +10,13 @@ json.dumps recurse, and a value nested 100,000 deep raised a bare RecursionError
 from __future__ import annotations
 
 import json
+import os
+import re
+import sys
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from gpuherd.errors import HerdError
 from gpuherd.pyapi_types import WrongType, WrongValue
 from gpuherd.pyapi_values import plain
 
@@ -107,4 +111,68 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-__all__ = ["MAX_DEPTH", "check_sweep", "checked"]
+# ---- values JSON cannot carry, or the job cannot read ------------------------------------------
+
+_ADVICE = (
+    (os.PathLike, "pass it as text: str(path)"),
+    ((set, frozenset), "pass a list: sorted(...) or list(...)"),
+    ((bytes, bytearray), "pass text (.decode()), or write it to a file and pass its path"),
+)
+
+
+def params_text(params: Mapping[str, Any], function: str) -> str:
+    """`params` (checked) as JSON; WrongType naming the parameter (and where in it) of a value
+    JSON cannot carry, and what to give (it was `HerdError: task parameters must be JSON
+    values: Object of type PosixPath is not JSON serializable`); WrongValue for an int of
+    more digits than the job reads from text (json.dumps's refusal said to call
+    sys.set_int_max_str_digits(), after which the submit passed and the job failed)."""
+    limit = _job_digits()
+    try:
+        text = json.dumps(params)
+    except (TypeError, ValueError) as exc:
+        _refuse(params, function, limit)
+        raise HerdError(f"task parameters must be JSON values: {exc}") from None
+    # (a run of digits that long may be text's: the values are looked at only then; a run
+    # is looked at from its start alone, so that runs just short of it cost no more)
+    if limit and len(text) > limit and re.search(rf"(?<!\d)\d{{{limit + 1}}}", text):
+        _refuse(params, function, limit)
+    return text
+
+
+def _job_digits() -> int:
+    """The most digits of an int the job's Python reads (0: no limit): its default, unless
+    PYTHONINTMAXSTRDIGITS (which the job's environment has as this one's) says otherwise."""
+    given = os.environ.get("PYTHONINTMAXSTRDIGITS", "")
+    return int(given) if given.isdigit() else sys.int_info.default_max_str_digits
+
+
+def _refuse(params: Mapping[str, Any], function: str, limit: int) -> None:
+    """Raise for the first value of `params` JSON cannot carry, or too long an int, if any."""
+    stack: list[tuple[Any, str]] = [(v, str(k)) for k, v in reversed(list(params.items()))]
+    while stack:
+        value, where = stack.pop()
+        if isinstance(value, dict):
+            stack += [(v, f"{where}[{_shown(k)}]") for k, v in reversed(list(value.items()))]
+        elif isinstance(value, list | tuple):
+            stack += [(v, f"{where}[{i}]") for i, v in reversed(list(enumerate(value)))]
+        elif isinstance(value, int) and limit and _digits_over(value, limit):
+            raise WrongValue(
+                f"{where}: an int of more than {limit} digits cannot reach {function} (the job "
+                f"reads its parameters as JSON, and Python reads no int of more than {limit} "
+                "digits from text): pass it as hex text, hex(n), and read it with int(text, 16)"
+            )
+        elif not isinstance(value, str | int | float | type(None)):
+            advice = next((a for kind, a in _ADVICE if isinstance(value, kind)), None)
+            raise WrongType(
+                f"{where}: {_shown(value)} ({type(value).__name__}) cannot reach {function} "
+                "(parameters travel as JSON: numbers, text, True, False, None, and lists and "
+                "dicts of them): "
+                + (advice or "pass one of those, or write it to a file and pass its path")
+            )
+
+
+def _digits_over(value: int, limit: int) -> bool:
+    return bool(abs(value) >= 10**limit)  # (more than `limit` digits; not written out to count)
+
+
+__all__ = ["MAX_DEPTH", "check_sweep", "checked", "params_text"]

@@ -28,6 +28,7 @@ from typing import Any
 
 from gpuherd import paths
 from gpuherd.errors import HerdError
+from gpuherd.tasks_by_name import tasks_by_value
 from gpuherd.worker_pickled import header
 
 
@@ -53,9 +54,12 @@ def pickled(fn: Any) -> bytes:
     if by_value:
         cloudpickle.register_pickle_by_value(module)
     try:
-        data: bytes = cloudpickle.dumps(fn)
+        with tasks_by_value():  # (a task it uses too, as before: no job has its __main__)
+            data: bytes = cloudpickle.dumps(fn)
     except Exception as exc:  # TypeError, PicklingError, RecursionError...: all say "cannot"
-        raise UnpicklableTask(_refusal(fn, exc, cloudpickle.dumps)) from None
+        with tasks_by_value():
+            refusal = _refusal(fn, exc, cloudpickle.dumps)
+        raise UnpicklableTask(refusal) from None
     finally:
         if by_value:
             cloudpickle.unregister_pickle_by_value(module)

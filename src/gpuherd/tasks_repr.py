@@ -53,7 +53,7 @@ class _Written:
 
 
 def _option(key: str, value: Any) -> str:
-    if key == "herd":  # its daemon's home, not `<gpuherd.Herd ...>` nested
-        home = getattr(getattr(value, "client", None), "home", None)
+    if key == "herd":  # its daemon's home, not `<gpuherd.Herd ...>` nested (or a folder's repr)
+        home = getattr(getattr(value, "client", None), "home", value)
         return str(home) if home is not None else repr(value)
     return repr(value)
