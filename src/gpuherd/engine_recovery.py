@@ -80,7 +80,7 @@ def recover(engine: Engine, now: float) -> None:
             # (--retries); so too its usage.
             stop, info = job.stop, _attempt_info(engine, job)
             reason, requeue = (stop.reason, stop.requeue) if stop else recorded_stop(info)
-            ended = Ended(action.exit_code, action.signal, reason, requeue)
+            ended = Ended(action.exit_code, action.signal, reason, requeue, _why_gone(engine, job))
             usage = recorded_usage(info)
             finish(engine, engine.store.get_job(job.id), ended, action.ended_at, now, usage=usage)
             _say_ended_unwatched(engine, job, observed[job.id], now)
@@ -182,6 +182,22 @@ def _how_lost(job: Job, seen: Observed, ended_at: float | None, now: float, ray:
     if ended_at == now and seen.last_seen is None:  # (no sign of life: the bound, lost_end)
         alive = ", when this daemon found it gone"
     return f"{how}; its end recorded at {format_moment(ended_at, now)}{alive}"
+
+
+ABANDONED = (
+    "it ran on a Ray cluster this daemon does not use (--abandon-running): its processes may"
+    " go on there"
+)
+
+
+def _why_gone(engine: Engine, job: Job) -> str:
+    """Why an attempt gone with no exit status is (its outcome's message): of one that ran on
+    a Ray cluster, found by a daemon that runs jobs elsewhere (a home switched with
+    --abandon-running), that it was given up, where "vanished" said its processes were gone
+    while they may run on there."""
+    if _ran_on_ray(str(engine.layout.attempt_dir(job, job.attempt))):
+        return ABANDONED
+    return ""
 
 
 def _ran_on_ray(folder: str) -> bool:

@@ -54,3 +54,9 @@ def test_a_ray_attempt_with_no_sign_of_life_ends_when_found_gone(daemon: Herd, w
         f"Ray cluster, where no daemon saw how it ended; its end recorded at {end}, when this "
         "daemon found it gone): the job is lost"
     ), line
+    # Its outcome (show, ls) says so too, where it said "the process vanished without an
+    # exit status" of processes that may well run on there.
+    assert lost["attempts"][0]["message"] == (
+        "it ran on a Ray cluster this daemon does not use (--abandon-running): its processes"
+        " may go on there"
+    ), lost["attempts"][0]
