@@ -285,6 +285,26 @@ def test_a_pause_sent_before_the_command_started_stops_it_once_it_has(rherd: Ray
     rherd.wait_state(job, "killed", timeout=30)
 
 
+def test_a_pause_sent_before_the_command_started_survives_the_daemons_stop(
+    rherd: RayHerd,
+) -> None:
+    """The daemon stopped right after the pause: the pause, not yet taken by the actor (it
+    waits for the command's start), went with the daemon, and the job ran on, shown paused,
+    until a next daemon came; the stop had said it stays paused."""
+    job = slow_to_start(rherd, "pause")
+    stopped_said = rherd.cli("daemon", "stop").stdout
+    assert "1 paused job stays paused" in stopped_said, stopped_said
+
+    def all_stopped() -> bool:
+        procs = rherd.job_processes()
+        return bool(procs) and all(stopped(p.pid) for p in procs)
+
+    wait_for(all_stopped, START_DELAY + 15, "every process of the job to be stopped")
+    rherd.start()
+    rherd.cli("kill", str(job))
+    rherd.wait_state(job, "killed", timeout=30)
+
+
 def test_a_kill_sent_before_the_command_started_ends_it_once_it_has(rherd: RayHerd) -> None:
     """Its supervisor gets the SIGTERM (it waits, unread, until the command has started)."""
     job = slow_to_start(rherd, "kill")

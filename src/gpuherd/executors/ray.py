@@ -60,7 +60,7 @@ from gpuherd.executors.base import (
     SpawnError,
     UnwatchedRuns,
 )
-from gpuherd.executors.ray_actor import JobActor
+from gpuherd.executors.ray_actor import START_WAIT, JobActor
 from gpuherd.executors.ray_errors import first_line, reason, said_more
 from gpuherd.executors.ray_files import append, read_exit, write_json
 from gpuherd.executors.ray_follow import Created, Following, Run
@@ -74,6 +74,8 @@ log = logging.getLogger("gpuherd.ray")
 HANDLE_BASE = 1000
 CREATION_TIMEOUT = 2 * CALL_TIMEOUT + 1.0
 """Seconds an actor's creation takes at most: a read of the nodes, then the creation."""
+SIGNAL_WAIT = START_WAIT + 5.0
+"""Seconds a stopping daemon waits, at most, for the pauses and resumes it sent last."""
 
 RemoteActor = ray.remote(JobActor)
 
@@ -356,6 +358,7 @@ class RayExecutor(Following):
         creating = [run.creation for run in self._runs.values() if run.creation is not None]
         if creating:
             wait(creating, CREATION_TIMEOUT)
+        _wait_for_signals(self._runs.values())
         for run in self._runs.values():
             for task in (run.task, run.stop_task):
                 if task is not None:
@@ -363,6 +366,19 @@ class RayExecutor(Following):
             if run.kill_timer is not None:
                 run.kill_timer.cancel()
         self._runs.clear()
+
+
+def _wait_for_signals(runs: Collection[Run]) -> None:
+    """Wait for the pauses and resumes sent in the last SIGNAL_WAIT seconds to be taken: an
+    actor takes one only once its command has started (up to START_WAIT s after its launch),
+    and one still on its way went with this process. A job paused right after its start, the
+    daemon stopped at once, ran on, shown paused, until a next daemon sent its pause again."""
+    now = time.monotonic()
+    sent = [run.signal_sent for run in runs if run.signal_sent is not None]
+    refs = [ref for ref, at in sent if now - at < SIGNAL_WAIT]
+    if refs:
+        with contextlib.suppress(Exception):  # (an actor gone, or the cluster: nothing to wait)
+            ray.wait(refs, num_returns=len(refs), timeout=SIGNAL_WAIT)
 
 
 def _indices(text: str) -> list[int]:

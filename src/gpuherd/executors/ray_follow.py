@@ -81,6 +81,8 @@ class Run:
     """Its kill is due and was refused (the cluster away): done once it answers again."""
     signal_asked: int | None = None
     """The last pause or resume (SIGSTOP, SIGCONT) asked before its actor was found: idem."""
+    signal_sent: tuple[Any, float] | None = None
+    """The last pause or resume sent to its actor: its answer's ref, and when (monotonic)."""
 
 
 class Following(Stopping):

@@ -93,9 +93,10 @@ class Stopping:
         with contextlib.suppress(Exception):
             in_order = getattr(run.actor, "signal_in_order", None)  # (a handle lists its methods)
             if in_order is None:
-                run.actor.signal.remote(signum)
+                ref = run.actor.signal.remote(signum)
             else:
-                in_order.remote(signum, SENDER, next(_signal_numbers))
+                ref = in_order.remote(signum, SENDER, next(_signal_numbers))
+            run.signal_sent = (ref, time.monotonic())  # (RayExecutor.close waits for it)
 
     def terminate(
         self, pid: int, grace: float, begun: bool = False, sent: Callable[[], object] | None = None
