@@ -39,19 +39,22 @@ def ray_local_fixture() -> Iterator[subprocess.Popen[str]]:
     env["RAY_TMPDIR"] = ray_tmp
     env["RAY_gcs_rpc_server_reconnect_timeout_s"] = str(RECONNECT)
     command = [sys.executable, "-m", "gpuherd", "ray-local", "--nodes", "1", "--gpus-per-node", "1"]
-    proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout is not None
-        lines = [proc.stdout.readline() for _ in range(4)]
-        assert lines[-1] == "Ctrl-C stops the cluster.\n", lines
-        yield proc
-    finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGINT)
-            proc.wait(timeout=60)
-        if proc.stdout is not None:
-            proc.stdout.close()
-        shutil.rmtree(ray_tmp, ignore_errors=True)
+    # (its stderr read by the tests: Ray's traceback, if any)
+    with tempfile.TemporaryFile("w+") as stderr:
+        proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=stderr, text=True)
+        proc.stderr = stderr
+        try:
+            assert proc.stdout is not None
+            lines = [proc.stdout.readline() for _ in range(4)]
+            assert lines[-1] == "Ctrl-C stops the cluster.\n", lines
+            yield proc
+        finally:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGINT)
+                proc.wait(timeout=60)
+            if proc.stdout is not None:
+                proc.stdout.close()
+            shutil.rmtree(ray_tmp, ignore_errors=True)
 
 
 def alive(process: psutil.Process) -> bool:
@@ -61,9 +64,12 @@ def alive(process: psutil.Process) -> bool:
         return False
 
 
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_ctrl_c_after_the_head_died_leaves_no_ray_process(
-    ray_local: subprocess.Popen[str],
+    ray_local: subprocess.Popen[str], signum: int
 ) -> None:
+    """SIGTERM too, as docs/cluster.md says: Ray's head had put its own handler in, which
+    drained for 30 s (its GCS gone) and printed Ray's traceback."""
     cluster = psutil.Process(ray_local.pid)
     raylets = [p for p in cluster.children() if p.name() == "raylet"]
     assert len(raylets) == 2  # the head's and the node's
@@ -74,8 +80,12 @@ def test_ctrl_c_after_the_head_died_leaves_no_ray_process(
             gcs.kill()
         wait_for(lambda: not any(alive(r) for r in raylets), 60, "the raylets to end")
 
-        ray_local.send_signal(signal.SIGINT)
+        ray_local.send_signal(signum)
         assert ray_local.wait(timeout=90) == 0
+        assert ray_local.stderr is not None
+        ray_local.stderr.seek(0)
+        said = ray_local.stderr.read()
+        assert "Traceback" not in said and "Draining" not in said, said
         wait_for(lambda: not any(alive(p) for p in started), 15, "every Ray process to end")
     finally:
         for process in started:  # what a failed check left (by handle: pid and start time)

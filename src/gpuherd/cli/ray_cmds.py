@@ -65,6 +65,9 @@ def ray_local(nodes: int, gpus_per_node: int, cpus_per_node: int) -> None:
         for _ in range(nodes):
             cluster.add_node(num_cpus=cpus_per_node, num_gpus=gpus_per_node)
         cluster.wait_for_nodes()
+        # Ray's head put its own SIGTERM handler in: a 30 s drain, which after its GCS died
+        # waited all of it and printed Ray's traceback. A SIGTERM stops as Ctrl-C does.
+        signal.signal(signal.SIGTERM, stop)
         agents = raylet_children(cluster)  # while each raylet is alive: one may die before the end
         took = time.monotonic() - started
         click.echo(f"Ray cluster up in {took:.1f}s: {cluster_said(nodes, gpus_per_node)}")
