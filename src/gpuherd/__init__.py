@@ -4,16 +4,15 @@ The Python API (`connect`, `Herd`, `Job`, `ListedJob`, `Sweep`, `JobFailed`, `Sw
 from gpuherd.pyapi; `JobRemoved` from gpuherd.pyapi_removed; `as_completed` from
 gpuherd.pyapi_completed; `task`, `Task`, `TaskArgumentError` from gpuherd.tasks;
 `sweep_from_config` from gpuherd.tasks_gts; `HerdError`, what every error of gpuherd is) is
-imported on first use, so `import gpuherd` (and the CLI) stay fast. `gpuherd.errors` is
-imported here: scripts name its errors after a bare `import gpuherd` (`except
-gpuherd.errors.NotFound`), and it is small (the CLI imports it anyway).
+imported on first use, so `import gpuherd` (and the CLI) stay fast. So is `gpuherd.errors`,
+as an attribute too: scripts name its errors after a bare `import gpuherd` (`except
+gpuherd.errors.NotFound`). (Imported here, a Ctrl-C as the CLI loads came before its handler
+was in place, cli/entry.py: a traceback.)
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
-
-from gpuherd import errors as errors
 
 __version__ = "0.2.0"
 
@@ -35,6 +34,7 @@ _API = {
 }
 
 if TYPE_CHECKING:
+    from gpuherd import errors as errors
     from gpuherd.errors import HerdError
     from gpuherd.pyapi import Herd, Job, JobFailed, ListedJob, Sweep, SweepWarning, connect
     from gpuherd.pyapi_completed import as_completed
@@ -44,15 +44,17 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
-    if name in _API:
+    if name in _API or name == "errors":
         import importlib
 
+        if name == "errors":  # (the module itself: importing it binds it here from then on)
+            return importlib.import_module("gpuherd.errors")
         return getattr(importlib.import_module(f"gpuherd.{_API[name]}"), name)
     raise AttributeError(f"module 'gpuherd' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_API])
+    return sorted([*globals(), *_API, "errors"])
 
 
 __all__ = [
