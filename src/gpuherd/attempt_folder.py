@@ -29,16 +29,33 @@ def not_ours(folder: str | os.PathLike[str]) -> str | None:
     return None
 
 
-def replace_planted(folder: str | os.PathLike[str], what: str) -> None:
+def planted(folder: str) -> str | None:
+    """not_ours of a job's folder that is there (one lstat), else None: one replaced (a sweep
+    point's, in a results folder others can write) had attempt-N made through it, and
+    job.json and the markers written where it led."""
+    try:
+        return not_ours(folder)
+    except FileNotFoundError:
+        return None
+
+
+def replace_planted(
+    folder: str | os.PathLike[str], what: str, attempt: str | os.PathLike[str] | None = None
+) -> None:
     """Move `folder` (`what` it is: not_ours) aside, make a new one in its place, and say so
-    first thing in the new folder's stderr.log (which the job's shell appends to). OSError
-    if it cannot be moved (a sticky folder: theirs to remove) or is planted again at once."""
+    first thing in the stderr.log (which the job's shell appends to) of the new folder, or of
+    `attempt`, the attempt's folder made in it (a job's folder replaced: a sweep point's).
+    OSError if it cannot be moved (a sticky folder: theirs to remove) or is planted again."""
     path = os.fspath(folder)
     aside = f"{path}.not-yours-{time.time_ns()}"
     os.rename(path, aside)  # (moves the link itself, never what it names)
     os.mkdir(path)
+    if attempt is not None:
+        os.mkdir(attempt)
+        path = os.fspath(attempt)
+    where = os.fspath(folder)
     note = (
-        f"gpuherd: {path} was {what}, which another user could have put there to have this "
+        f"gpuherd: {where} was {what}, which another user could have put there to have this "
         f"attempt write into it: moved aside as {aside}; this attempt has a new folder. Keep "
         "the job's folder writable by you alone\n"
     )

@@ -14,9 +14,14 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from gpuherd import attempt_folder
+from gpuherd.attempt_folder import planted
 from gpuherd.core.model import Attempt, HostUsage, Job, Outcome
 from gpuherd.core.run_time import RAN_ITS_COURSE
 from gpuherd.errors import Forbidden
+from gpuherd.job_environment import HOOK_VARIABLE as HOOK_VARIABLE
+from gpuherd.job_environment import KEY_VARIABLE as KEY_VARIABLE
+from gpuherd.job_environment import RAY_NODE_VARIABLE as RAY_NODE_VARIABLE
+from gpuherd.job_environment import job_env as job_env
 from gpuherd.layout import Layout
 from gpuherd.log_lines import start_of_last_lines as start_of_last_lines
 from gpuherd.own_files import write_whole
@@ -32,6 +37,10 @@ def prepare(folder: str | Path) -> None:
     mislead). An attempt that never started (its Ray node left) keeps the note it logged.
     A new attempt-N (N > 1) moves the job folder's metrics.json into attempt-(N-1). One found
     there that is not a folder of the user's (a planted link) is moved aside (attempt_folder)."""
+    job_folder = os.path.dirname(folder)  # (a sweep point's, in a folder others can write)
+    if os.path.basename(folder).startswith("attempt-") and (what := planted(job_folder)):
+        attempt_folder.replace_planted(job_folder, what, folder)
+        return
     try:
         os.mkdir(folder)
         _set_aside_metrics(str(folder))
@@ -93,47 +102,6 @@ def _set_aside_metrics(attempt_folder: str) -> None:
         target = os.path.join(before, "metrics.job.json")
     with contextlib.suppress(OSError):  # none there; or a folder it cannot write
         os.rename(os.path.join(parent, METRICS), target)
-
-
-HOOK_VARIABLE = "GPUHERD_JOB_STATE"
-"""In every on-end hook's environment (hooks.hook_env), never in a job's."""
-KEY_VARIABLE = "GPUHERD_ATTEMPT_KEY"
-"""In every job's environment: its attempt key (Layout.attempt_key)."""
-RAY_NODE_VARIABLE = "GPUHERD_RAY_NODE_ID"
-"""In a Ray-run job's environment (its node's id), never a local one's: its processes are its
-actor's to stop, not a local daemon's on that node (executors/local_escaped.py)."""
-
-
-def job_env(layout: Layout, job: Job, attempt: Attempt) -> Mapping[str, str]:
-    """The submitter's environment, their --env pairs, then gpuherd's own variables."""
-    env = dict(job.spec.env)
-    env.update(job.spec.env_overrides)
-    env.setdefault("MPLBACKEND", "Agg")  # jobs have no screen
-    env.pop("GPUHERD_TOKEN", None)  # a daemon secret never reaches a job
-    # An on-end hook's mark (submitted from a hook): with it, what the job leaves running
-    # outside its process group would not be found (executors/local_escaped.py).
-    env.pop(HOOK_VARIABLE, None)
-    env.pop(RAY_NODE_VARIABLE, None)  # (submitted from a Ray job: this one may run locally)
-    if layout.daemon is not None:
-        # The daemon that runs it, whatever home the submitter's environment names (a script's
-        # connect(home=...) with another GPUHERD_HOME, or none: the job's connect() started one).
-        env["GPUHERD_HOME"], socket = layout.daemon
-        if socket is None:
-            env.pop("GPUHERD_SOCKET", None)  # (another daemon's, if the submitter's)
-        else:
-            env["GPUHERD_SOCKET"] = socket
-    env.update(
-        CUDA_DEVICE_ORDER="PCI_BUS_ID",
-        CUDA_VISIBLE_DEVICES=",".join(str(i) for i in attempt.gpus),
-        GPUHERD_JOB_ID=str(job.id),
-        # (Slurm's SLURM_JOB_NAME: a run's name for its logger; as the on-end hook has it)
-        GPUHERD_JOB_NAME=job.spec.name or "",
-        GPUHERD_ATTEMPT=str(attempt.number),
-        GPUHERD_JOB_DIR=str(layout.job_dir(job)),
-        GPUHERD_ATTEMPT_DIR=attempt.dir,
-    )
-    env[KEY_VARIABLE] = layout.attempt_key(job.id, attempt.number)
-    return env
 
 
 def start_info(job: Job, attempt: Attempt) -> dict[str, object]:
