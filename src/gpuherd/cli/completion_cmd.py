@@ -2,7 +2,8 @@
 Tab; and what it completes, beyond the command and option names click knows: job ids, sweep
 names, setting names, GPU indices, job states and paths.
 
-click does the work (click.shell_completion): the script runs `gpuherd` again with
+click does the work (click.shell_completion; the scripts and how each shell is answered are
+completion_shells'): the script runs `gpuherd` again with
 _GPUHERD_COMPLETE (_HERD_COMPLETE for `herd`) set and the command line in COMP_WORDS, and
 main() hands that run to answer_shell(). The parameters name their candidates with
 param_types.completes(), which imports this module only then: a command that runs never
@@ -24,15 +25,9 @@ from collections.abc import Callable
 from typing import Any
 
 import click
-from click.shell_completion import (
-    BashComplete,
-    CompletionItem,
-    FishComplete,
-    add_completion_class,
-    get_completion_class,
-    shell_complete,
-)
+from click.shell_completion import CompletionItem, get_completion_class, shell_complete
 
+from gpuherd.cli.completion_shells import SHELLS  # (its import makes click use our scripts)
 from gpuherd.cli.main import complete_var
 from gpuherd.cli.param_types import LAST, Candidates
 from gpuherd.core.deps import KINDS
@@ -48,7 +43,6 @@ from gpuherd.core.text import one_line
 from gpuherd.core.units import plural
 from gpuherd.typed_name import typed_name
 
-SHELLS = ("bash", "zsh", "fish")
 ASK_BUDGET = float(os.environ.get("GPUHERD_TEST_ASK_BUDGET") or 0.5)
 """Seconds the daemon gets to answer, in all: Tab must never hang the shell. (The variable is
 the tests': on a loaded machine a daemon may take longer than 0.5 s, and a test that expects
@@ -57,87 +51,6 @@ JOBS_OFFERED = 100
 """The newest jobs offered (bash asks "Display all 101 possibilities?" beyond 100)."""
 DESCRIBED = 50
 """Characters of a job's name or command shown beside its id (zsh, fish)."""
-
-
-class _Fish(FishComplete):
-    """click's fish completion, in the form click 8.4.2 gave it back: 8.4.0 and 8.4.1 print a
-    script that fish cannot read (github.com/pallets/click/issues/3502). Script and answers
-    are both ours, so they agree whatever click is installed; and a description may hold a
-    comma (the script splits at the first one only)."""
-
-    source_template = """\
-function %(complete_func)s;
-    set -l response (env %(complete_var)s=fish_complete COMP_WORDS=(commandline -cp) \
-COMP_CWORD=(commandline -t) %(prog_name)s);
-
-    for completion in $response;
-        set -l metadata (string split --max 1 "," -- $completion);
-
-        if test $metadata[1] = "dir";
-            __fish_complete_directories $metadata[2];
-        else if test $metadata[1] = "file";
-            __fish_complete_path $metadata[2];
-        else if test $metadata[1] = "plain";
-            echo $metadata[2];
-        end;
-    end;
-end;
-
-complete --no-files --command %(prog_name)s --arguments "(%(complete_func)s)";
-"""
-
-    def format_completion(self, item: CompletionItem) -> str:
-        # One line each: fish reads the answer a line at a time, a tab before the description.
-        described = f"\t{' '.join(item.help.split())}" if item.help else ""
-        return f"{item.type},{item.value}{described}"
-
-
-add_completion_class(_Fish)
-
-
-class _Bash(BashComplete):
-    """click's bash completion, but a value is put on the command line as one word, as typed
-    (`my\\ sweep`): bash inserts a reply as it is, so a sweep named `my sweep` became two
-    arguments, `lr*` a glob of the files there and `it's` an open quote. `read -r` keeps a
-    backslash in a value; a plain word (an id, a state list's commas) is left unescaped."""
-
-    source_template = """\
-%(complete_func)s() {
-    local IFS=$'\\n'
-    local response
-
-    response=$(env COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD \
-%(complete_var)s=bash_complete $1)
-
-    for completion in $response; do
-        IFS=',' read -r type value <<< "$completion"
-
-        if [[ $type == 'dir' ]]; then
-            COMPREPLY=()
-            compopt -o dirnames
-        elif [[ $type == 'file' ]]; then
-            COMPREPLY=()
-            compopt -o default
-        elif [[ $type == 'plain' ]]; then
-            if [[ $value == *[^A-Za-z0-9_,.:=@%%+/-]* ]]; then
-                printf -v value '%%q' "$value"
-            fi
-            COMPREPLY+=("$value")
-        fi
-    done
-
-    return 0
-}
-
-%(complete_func)s_setup() {
-    complete -o nosort -F %(complete_func)s %(prog_name)s
-}
-
-%(complete_func)s_setup;
-"""
-
-
-add_completion_class(_Bash)
 
 
 def _shells(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:

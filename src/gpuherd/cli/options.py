@@ -164,6 +164,7 @@ def fake_gpus_option() -> Callable[[F], F]:
     """`run`'s and `daemon start`'s --fake-gpus: with neither it nor --gpus, GPUHERD_FAKE_GPUS."""
     return click.option(
         "--fake-gpus",
+        shell_complete=completes("files"),  # (its state file's path; a count is typed)
         help="Pretend: 4, 2x24GiB,1x80GiB, or a JSON state file "
         "(default: $GPUHERD_FAKE_GPUS, when no --gpus).",
     )

@@ -4,6 +4,7 @@ stands; a job file whose name click read as options (`-jobs.txt`) is said to be 
 
 from __future__ import annotations
 
+import contextlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +34,8 @@ class RunCommand(click.Command):
     `--gpus 0 1 2` anywhere."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if ctx.resilient_parsing:  # Tab: a line typed halfway, whose errors are Enter's to say
+            return super().parse_args(ctx, typed_so_far(args))
         try:
             ours, index_or_file = run_args(args)
         except click.UsageError as exc:  # (raised without the context its help names)
@@ -73,6 +76,23 @@ def run_args(args: list[str]) -> tuple[list[str], IndexOrFile | None]:
     """`args` in our spellings, `--gpus` with all its indices in one value; and the last of
     those indices where it also names a file (gpu_indices_together)."""
     return gpu_indices_together(gpu_hog_args(args))
+
+
+def typed_so_far(args: list[str]) -> list[str]:
+    """`args` of a line typed halfway (Tab completion), as run_args makes them, refusing
+    nothing: an option still without the file it wants (`--yielder <Tab>`, `--job_file
+    <Tab>`) is left out, where run_args's error made completion offer nothing. (click
+    completes the option's value from the words as typed.)"""
+    kept = [arg for at, arg in enumerate(args) if not _lacks_value(args, at)]
+    with contextlib.suppress(click.UsageError):  # (`--output-dir ''`: Enter's to say)
+        return run_args(kept)[0]
+    return kept
+
+
+def _lacks_value(args: list[str], at: int) -> bool:
+    if GPU_HOG_SPELLINGS.get(args[at], args[at]) not in FILE_VALUES or "--" in args[:at]:
+        return False
+    return at + 1 == len(args) or _is_option(args[at + 1])
 
 
 def gpu_hog_args(args: list[str]) -> list[str]:
