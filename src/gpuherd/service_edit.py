@@ -34,7 +34,7 @@ from gpuherd.submission import (
     output_file,
     unknown_jobs,
 )
-from gpuherd.submission_text import reject_bad_names, reject_nul
+from gpuherd.submission_text import reject_bad_names, reject_daemon_secret, reject_nul
 from gpuherd.wire import ActionResult
 
 
@@ -121,6 +121,8 @@ class EditVerbs(JobVerbs):
             cwd=spec.cwd,
         )
         reject_bad_names(where, spec.env_overrides)
+        if "env_overrides" in changes:  # (not a job an older gpuherd took it for: dropped)
+            reject_daemon_secret(where, spec.env_overrides)
         if said := kept_list_contradiction(job.id, spec.after, spec.after_fail, {*changes, *clear}):
             raise InvalidValue(said)  # (before check_spec's words, which miss the kept list)
         # A grace of 0 an older gpuherd stored (its APIs took one) stays the job's, as a retry

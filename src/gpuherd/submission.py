@@ -19,7 +19,13 @@ from gpuherd.core.when import BEGIN_RANGE, LATEST
 from gpuherd.errors import InvalidValue, NotFound
 from gpuherd.host_memory import host_memory_total
 from gpuherd.output_paths import absolute, output_problem, shown
-from gpuherd.submission_text import blank, field, reject_bad_names, reject_nul
+from gpuherd.submission_text import (
+    blank,
+    field,
+    reject_bad_names,
+    reject_daemon_secret,
+    reject_nul,
+)
 from gpuherd.wire import SubmitItem
 
 DEFAULT_SETTINGS = Policy()
@@ -55,6 +61,7 @@ def spec_from_item(
         error=item.error or "",
     )
     reject_bad_names(where, item.env or {}, item.env_overrides)
+    reject_daemon_secret(where, item.env_overrides)
     for what, text in ("name", item.name), ("project", item.project):
         if (wrong := blank(text)) is not None:  # (the dashboard sends a blank box as none)
             raise InvalidValue(f"{where}{field(what)} {wrong}: give a {what}, or leave it out")

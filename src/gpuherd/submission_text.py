@@ -38,6 +38,18 @@ def reject_bad_names(where: str, *envs: Mapping[str, str]) -> None:
             )
 
 
+def reject_daemon_secret(where: str, overrides: Mapping[str, str]) -> None:
+    """InvalidValue for GPUHERD_TOKEN among a job's own variables (`--env GPUHERD_TOKEN=x`):
+    the dashboard's token, a secret of the daemon's that no job is given (the engine removes
+    it), was shown by `show` and silently left out of the job's environment. (The submitter's
+    environment may hold it: it is dropped from there, as documented, not refused.)"""
+    if "GPUHERD_TOKEN" in overrides:
+        raise InvalidValue(
+            f"{where}{field('env')}: GPUHERD_TOKEN is the daemon's secret (the dashboard's "
+            "token), never given to a job: leave it out, or pass the value under another name"
+        )
+
+
 def reject_nul(where: str, **fields: str | Mapping[str, str]) -> None:
     """No NUL byte in text that reaches a process's argv, environment or a path; and only
     UTF-8 text where a job is stored and shown as text (JSON, SQLite): a lone surrogate, as

@@ -29,6 +29,7 @@ from gpuherd.api.askers_zone import InAskersZone
 from gpuherd.api.auth import with_headers
 from gpuherd.api.endpoints import (
     HerdApi,
+    ReadsWholeNumbers,
     allowed_methods,
     dependants,
     given_twice,
@@ -223,7 +224,8 @@ def api_routes() -> tuple[BaseRoute, ...]:
     of CPU, most of what making the app costs: the test suite's fork server does it once,
     before it forks the daemons of its tests (a forked start, `ls` and stop: 0.20 -> 0.13
     CPU-s). /openapi.json is as it was, byte for byte."""
-    router = APIRouter()  # (the settings of FastAPI's own router: none is changed here)
+    # The settings of FastAPI's own router, but for a JSON body's whole numbers (read_json).
+    router = APIRouter(route_class=ReadsWholeNumbers)
     checked = [Depends(refuse_unknown_query), Depends(refuse_body_where_none)]
     for module in (jobs, system, listener, sweeps):  # routes.py: each route analysed once
         module.routes.install(router, prefix="/api/v1", dependencies=checked)

@@ -24,7 +24,7 @@ import hashlib
 import hmac
 import ipaddress
 import socket
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import quote, urlencode, urlsplit
 
 from starlette.datastructures import Headers, QueryParams
 
@@ -194,7 +194,7 @@ class TcpGate:
         """A page visit with ?token= (or ?code=): keep the token in a cookie (a value made
         from it) and drop it from the URL."""
         rest = urlencode([(k, v) for k, v in query.multi_items() if k not in ("token", "code")])
-        location = scope.get("path", "/") + ("?" + rest if rest else "")
+        location = _same_path(scope) + ("?" + rest if rest else "")
         cookie = f"{self.cookie}={self.cookie_value}; Path=/; HttpOnly; SameSite=Strict"
         await send(
             {
@@ -210,6 +210,21 @@ class TcpGate:
             }
         )
         await send({"type": "http.response.body", "body": b""})
+
+
+_PATH_SAFE = "/%:@!$&'()*+,;=-._~"
+"""What a path keeps as it is in a redirect's Location (RFC 3986's pchar, `/`, and `%` of the
+escapes it came with); any other byte is escaped: CR, LF, a space, `\\`, non-ASCII."""
+
+
+def _same_path(scope: Scope) -> str:
+    """The request's path as a redirect to it names it: as it was sent, escaped (`raw_path`;
+    the decoded `path` turned `/sweeps/lr-%C3%A9` into the byte `\\xe9`, and `/%0d%0a…`
+    into a header with a line break, which failed), and never starting `//`, which a browser
+    reads as another host's address (`//evil.example/`: an open redirect)."""
+    raw = scope.get("raw_path") or scope.get("path", "/").encode()
+    path = quote(raw, safe=_PATH_SAFE)
+    return "/" + path.lstrip("/")
 
 
 def _check_same_origin(headers: Headers, host: str, cookie_only: bool) -> None:

@@ -35,6 +35,7 @@ from gpuherd.api.id_params import JobId
 from gpuherd.api.log_cursor import LogCursor
 from gpuherd.api.routes import RouteTable
 from gpuherd.broadcast import GAP, Change
+from gpuherd.core.int64 import holds, whole
 from gpuherd.core.text import drop_escapes
 from gpuherd.errors import HerdError
 from gpuherd.service import Service
@@ -170,10 +171,14 @@ def _touches(
 
 
 def _resume(text: str) -> tuple[int, int, int] | None:
+    """ATTEMPT:OUT:ERR, where a page's stream stopped; None for text that is no such place
+    (ignored, as a browser's stale Last-Event-ID: a number past 64 bits, or of more digits
+    than int() reads, stopped the stream after its `state`, with no `end`)."""
     parts = text.split(":")
-    if len(parts) == 3 and all(p.isdigit() for p in parts):
-        return int(parts[0]), int(parts[1]), int(parts[2])
-    return None
+    if len(parts) != 3 or not all(p.isascii() and p.isdigit() for p in parts):
+        return None
+    numbers = [whole(p) for p in parts]
+    return (numbers[0], numbers[1], numbers[2]) if all(map(holds, numbers)) else None
 
 
 @routes.get("/ui/jobs/{job_id}/stream")

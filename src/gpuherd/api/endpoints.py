@@ -11,7 +11,8 @@ which no answer of gpuherd's is: every error is `{"error": "one line"}`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import json
+from collections.abc import Callable, Coroutine, Iterable, Iterator
 from typing import Any, get_args, get_origin
 
 from fastapi import FastAPI
@@ -19,9 +20,13 @@ from fastapi.dependencies.models import Dependant
 from fastapi.dependencies.utils import request_params_to_args
 from fastapi.responses import StreamingResponse
 from fastapi.routing import APIRoute
+from starlette.requests import Request
+from starlette.responses import Response
 from starlette.routing import Match
 
 from gpuherd.api.answer_schemas import describe_answers
+from gpuherd.api.numbers import refuse_long_numbers
+from gpuherd.core.int64 import whole
 
 ERROR_SCHEMA = {
     "type": "object",
@@ -47,6 +52,38 @@ class HerdApi(FastAPI):
         if self.openapi_schema is None:
             self.openapi_schema = describe_answers(describe_errors(super().openapi()))
         return self.openapi_schema
+
+
+def read_json(body: bytes) -> Any:
+    """A JSON body as the API reads it: a whole number through int64.whole, so that one of
+    more digits than int() reads is refused as too large, by its field's name (`ids 99999...
+    (4,301 digits) is too large (at most 2**63 - 1)`), as one of 20 digits is. json.loads'
+    own int() raised a ValueError, told as `the body's JSON nests lists or objects too deeply`."""
+    return json.loads(body, parse_int=whole)
+
+
+class ReadsWholeNumbers(APIRoute):
+    """An API route whose JSON body is read by read_json, before FastAPI reads it: Starlette
+    keeps the value on the request, and FastAPI takes it from there. A body that is not JSON
+    is left for FastAPI to refuse in its own words, as before."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+        if self.body_field is None:  # (no body read: a GET, a verb without one)
+            return handler
+
+        async def read_then_handle(request: Request) -> Response:
+            try:
+                body = await request.body()
+                if body.strip():
+                    request._json = read_json(body)
+            except Exception:  # not JSON, or cut off at the cap: FastAPI says so, as before
+                pass
+            else:
+                refuse_long_numbers(getattr(request, "_json", None))
+            return await handler(request)
+
+        return read_then_handle
 
 
 class EventStream(StreamingResponse):
@@ -107,6 +144,12 @@ def unparsable(body: bytes) -> str:
             f"invalid request: the body is not UTF-8 (byte {error.start} is "
             f"{body[error.start]:#04x}): send JSON encoded as UTF-8"
         )
+    try:
+        read_json(body)  # (FastAPI's json.loads stopped at a number of 4,301 digits)
+    except json.JSONDecodeError as error:
+        return f"invalid request: the body is not valid JSON ({error.msg})"
+    except (ValueError, RecursionError):
+        pass
     return (
         "invalid request: the body's JSON nests lists or objects too deeply to read: "
         "send them flat, as /openapi.json describes them"

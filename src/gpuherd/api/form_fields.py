@@ -11,6 +11,7 @@ from typing import Any
 from gpuherd.core.edit import BEGIN
 from gpuherd.core.idspec import parse_gpu_indices, parse_ids
 from gpuherd.core.int64 import beyond, holds
+from gpuherd.core.int64 import whole as whole_number
 from gpuherd.core.log_caps import sent_log_cap
 from gpuherd.core.units import parse_duration, parse_memory
 from gpuherd.core.when import parse_begin
@@ -19,7 +20,7 @@ from gpuherd.errors import HerdError
 
 def whole(text: str) -> int:
     try:
-        return int(text)
+        return whole_number(text)  # (more digits than int() reads: too large, as 20 are)
     except ValueError:
         raise ValueError(f"{text!r} is not a whole number") from None
 

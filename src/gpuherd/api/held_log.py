@@ -45,9 +45,11 @@ class HeldLog:
                 self.close()
 
     def read(self, path: Path, offset: int, size: int) -> bytes:
-        """Up to `size` bytes from `offset` (none while the log is not there)."""
+        """Up to `size` bytes from `offset` (none while the log is not there, nor from past its
+        end: an offset up to 2**63 - 1 is taken, and a seek past the file system's largest
+        file failed, EINVAL, cutting the follow short after its 200)."""
         with self.opened(path) as f:
-            if f is None:
+            if f is None or offset >= os.fstat(f.fileno()).st_size:
                 return b""
             f.seek(offset)
             data: bytes = f.read(size)

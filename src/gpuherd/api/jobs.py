@@ -286,8 +286,10 @@ def _no_log(service: Service, job_id: int, stream: str, number: int) -> None:
 def _log_chunks(f: BinaryIO, start: int, end: int) -> Iterator[bytes]:
     """A plain generator: Starlette runs each step on a worker thread."""
     with f:
-        f.seek(start)
         left = end - start
+        if left <= 0:  # from past the end: nothing (a seek there may fail: EINVAL)
+            return
+        f.seek(start)
         while left > 0 and (data := f.read(min(DOWNLOAD_CHUNK, left))):
             left -= len(data)
             yield data

@@ -41,8 +41,10 @@ class LogCursor:
             if size - self.offset > MAX_CATCH_UP:
                 skipped = f"[… {size - CHUNK - self.offset} bytes skipped: see the full log]\n"
                 self.offset = size - CHUNK
-            f.seek(self.offset)
-            data = f.read(CHUNK)
+            data = b""
+            if self.offset < size:  # (past the end: nothing, and no seek, which may fail)
+                f.seek(self.offset)
+                data = f.read(CHUNK)
         cut = len(data) if final else escapes_complete(data[: utf8_complete(data)])
         if not final and data[:cut].endswith(b"\r"):
             cut -= 1  # maybe half of a \r\n: a lone \r would wipe the line (_log_html)

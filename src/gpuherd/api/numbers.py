@@ -19,7 +19,7 @@ from urllib.parse import parse_qsl
 
 from fastapi import Request
 
-from gpuherd.core.int64 import LARGEST, TOO_LARGE, beyond
+from gpuherd.core.int64 import LARGEST, TOO_LARGE, LongNumber, OutOfRange, beyond, whole
 
 UNITS = {
     "mem": "give mem in bytes, of each GPU's memory (1 GiB: 1073741824)",
@@ -67,6 +67,10 @@ def too_large_problem(err: Any) -> str | None:
     number = isinstance(value, int | float) and not isinstance(value, bool)
     if kind.startswith("int_") and number and abs(value) > LARGEST:
         return out_of_range(field_name(err.get("loc", ())), value)  # 1e30 for an integer
+    if kind == "int_parsing_size" and isinstance(value, str):
+        # A path's or query's number of more digits than int() reads: pydantic said `Unable
+        # to parse input string as an integer, exceeded maximum size`.
+        return out_of_range(field_name(err.get("loc", ())), whole(value))
     if kind == "less_than_equal" and err.get("ctx", {}).get("le") == LARGEST:
         # A query's number past 64 bits (`?limit=`): FastAPI's bound.
         return out_of_range(field_name(err.get("loc", ())), _whole(value))
@@ -99,16 +103,18 @@ def body_of(request: Request) -> Any:
     on the request. (Never read the stream here: a body read once, waited on again, would
     hang until the client leaves.)"""
     try:
-        return json.loads(getattr(request, "_body", b"") or b"null")
+        return json.loads(getattr(request, "_body", b"") or b"null", parse_int=whole)
     except ValueError:
         return None
 
 
-def _too_large(data: Any, name: str = "") -> tuple[str, int] | None:
+def _too_large(data: Any, name: str = "", long: bool = False) -> tuple[str, int] | None:
     """The first field (its name, its number) holding an integer beyond what SQLite stores:
-    `jobs.0.retries` of a job; `ids` for one of a list's numbers."""
+    `jobs.0.retries` of a job; `ids` for one of a list's numbers (`long`: one of more digits
+    than int() reads, a LongNumber)."""
     if isinstance(data, int) and not isinstance(data, bool):
-        return (name or "a number", data) if abs(data) > LARGEST else None
+        past = isinstance(data, LongNumber) if long else abs(data) > LARGEST
+        return (name or "a number", data) if past else None
     if isinstance(data, dict):
         items = [(f"{name}.{key}" if name else str(key), value) for key, value in data.items()]
     elif isinstance(data, list):
@@ -117,9 +123,17 @@ def _too_large(data: Any, name: str = "") -> tuple[str, int] | None:
     else:
         return None
     for key, value in items:
-        if found := _too_large(value, key):
+        if found := _too_large(value, key, long):
             return found
     return None
+
+
+def refuse_long_numbers(data: Any) -> None:
+    """OutOfRange, naming its field, for a number of a JSON body of more digits than int()
+    reads (endpoints.read_json's LongNumber): refused as the body is read, in the words of one
+    of 20 digits, before a field's own check would see it as pydantic's plain int."""
+    if found := _too_large(data, long=True):
+        raise OutOfRange(out_of_range(*found))
 
 
 def which_too_large(request: Request) -> str:

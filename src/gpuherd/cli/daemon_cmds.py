@@ -30,6 +30,7 @@ from gpuherd.daemon_presence import (
     lock_holder,
     not_answering,
 )
+from gpuherd.env_token import env_token
 from gpuherd.errors import (
     DaemonError,
     HerdError,
@@ -98,6 +99,7 @@ def start(
     # daemon, which inherits this environment and folder, chooses again: it must know where
     # its GPUs came from, and remembers a state file by its absolute path (gpus/choice.py).
     gpu_choice(gpus, fake_gpus, ray=executor == "ray" or address is not None)
+    env_token()  # a GPUHERD_TOKEN that is no token, refused before any daemon starts
     client = Client()
     try:
         running: dict[str, Any] | None = status_within(client)

@@ -15,6 +15,7 @@ from gpuherd.cli.param_types import WholeRange, completes
 from gpuherd.client import Client
 from gpuherd.core.gpu_slots import MAX_SLOTS
 from gpuherd.core.idspec import MAX_GPU_INDEX, format_ids, parse_gpu_indices
+from gpuherd.core.int64 import whole
 from gpuherd.typed_name import typed_name
 
 NOT_CONFIGURED = frozenset({"removed", "unconfigured"})
@@ -39,8 +40,11 @@ class _GpuIndex(click.ParamType):  # type: ignore[type-arg]
         if not isinstance(value, str):
             return value
         text = value.strip()
-        if text.isascii() and text.isdigit() and int(text) <= MAX_GPU_INDEX:
-            return int(text)
+        if text.isascii() and text.isdigit():
+            number = whole(text)  # (more digits than int() reads: shown cut short)
+            if number <= MAX_GPU_INDEX:
+                return number
+            value = str(number)
         raise click.UsageError(_not_an_index(value), ctx)
 
 

@@ -14,7 +14,7 @@ import click
 
 from gpuherd.core.env_vars import check_variable
 from gpuherd.core.idspec import OPTION_HELP, check_job_id, parse_gpu_indices, parse_job_ids
-from gpuherd.core.int64 import LARGEST, SMALLEST, TOO_LARGE, beyond
+from gpuherd.core.int64 import LARGEST, MOST_DIGITS, SMALLEST, TOO_LARGE, LongNumber, beyond, whole
 from gpuherd.core.log_caps import sent_log_cap
 from gpuherd.core.units import MissingUnit, parse_duration, parse_grace, parse_memory
 from gpuherd.core.when import parse_begin, parse_since
@@ -152,7 +152,7 @@ class WholeRange(_Flagged, click.IntRange):
             return super().convert(value, param, ctx)
         if not _WHOLE.fullmatch(value.strip()):
             self.fail(f"{value!r} is not a whole number: {self.wanted()}", param, ctx)
-        number = int(value)
+        number = whole(value)
         if self.max is None and number > LARGEST:  # the daemon's 64 bits: said here, not there
             self.fail(f"{number} {TOO_LARGE}", param, ctx)
         if (self.min is not None and number < self.min) or (
@@ -236,12 +236,17 @@ class _Whole(click.ParamType):  # type: ignore[type-arg]
             return value
         with contextlib.suppress(ValueError):
             # Of ASCII alone (UnicodeEncodeError is a ValueError): int() of a str takes `٣`.
-            number = int(value.encode("ascii"))
-            if self.stored and not SMALLEST <= number <= LARGEST:
+            value.encode("ascii")
+            number = whole(value)
+            long = isinstance(number, LongNumber)  # (a seed, kept as JSON, is of any size)
+            if long or (self.stored and not SMALLEST <= number <= LARGEST):
                 what = param.human_readable_name.lower() if param else "value"
                 if isinstance(param, click.Option):  # `--priority: N is too large ...`
                     what = f"{param.opts[-1]}:"
-                raise click.UsageError(f"{what} {number} {beyond(number)}", ctx)
+                most = f"is too large (at most {MOST_DIGITS:,} digits)"  # a seed's
+                raise click.UsageError(
+                    f"{what} {number} {beyond(number) if self.stored else most}", ctx
+                )
             return number
         if isinstance(param, click.Option):  # `submit --priority high`
             said = f"{param.opts[-1]} takes a whole number, not {value!r}"
@@ -302,9 +307,9 @@ class _OneJob(click.ParamType):  # type: ignore[type-arg]
         option = param.opts[-1] if isinstance(param, click.Option) else None
         number = text.isascii() and text.isdigit()
         ids = [] if number else _ids_or_none(text)  # several: "1-2", "3,5"
-        if number and int(text) >= 1:
+        if number and whole(text) >= 1:
             try:
-                return check_job_id(int(text))
+                return check_job_id(whole(text))
             except ValueError as exc:  # past 64 bits
                 raise click.UsageError(str(exc), ctx) from None
         if number:

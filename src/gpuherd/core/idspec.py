@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Collection, Iterable, Sequence
 
-from gpuherd.core.int64 import LARGEST, TOO_LARGE
+from gpuherd.core.int64 import LARGEST, TOO_LARGE, whole
 from gpuherd.core.units import plural
 
 MAX_IDS = 1_000_000
@@ -75,8 +75,11 @@ MOST_GPUS = 64
 
 def within(item: str, shown: str) -> str:
     """` in 'TEXT'` after a bad item of a list, to say where it is; nothing when the item is
-    the whole text (`invalid GPU index 'x'`, not `'x' in 'x'`)."""
-    return "" if item.strip() == shown.strip() else f" in {shown!r}"
+    the whole text (`invalid GPU index 'x'`, not `'x' in 'x'`). A long text is cut short
+    (`0-99999...` of 5,000 digits was repeated whole)."""
+    if item.strip() == shown.strip():
+        return ""
+    return f" in {shown[:40] + '...' if len(shown) > 50 else shown!r}"
 
 
 def check_gpu_index(index: int, shown: str) -> None:
@@ -150,8 +153,8 @@ def _parse_item(
     match = _ID_RE.fullmatch(item)
     if match is None:
         raise ValueError(f"invalid {noun} {item!r}{within(item, shown)}: {hint}")
-    first = int(match.group(1))
-    last = first if match.group(2) is None else int(match.group(2))
+    first = whole(match.group(1))  # (more digits than int() reads: a LongNumber, too large)
+    last = first if match.group(2) is None else whole(match.group(2))
     if first < lowest:
         raise ValueError(f"invalid job id {item!r}{within(item, shown)}: ids start at 1")
     if last < first:

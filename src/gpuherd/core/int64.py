@@ -37,3 +37,49 @@ def fits(name: str, value: int) -> int:
     if not holds(value):
         raise OutOfRange(f"{name} {value} {beyond(value)}")
     return value
+
+
+MOST_DIGITS = 4300
+"""The most digits int() reads from text (Python's limit, sys.get_int_max_str_digits()): past
+it int() raised `ValueError: Exceeds the limit (4300 digits) for integer string conversion
+... use sys.set_int_max_str_digits()`, a traceback in the CLI and the API's 422 `the body's
+JSON nests lists or objects too deeply`. `whole` reads no such number."""
+
+
+class LongNumber(int):
+    """A whole number written with more digits than int() reads (MOST_DIGITS), not read: its
+    value is past every bound a number is checked against (10**30, with its sign), its text is
+    cut short where a line shows it (`99999...99999 (5,000 digits)`). It is only ever refused:
+    as too large by the check that refuses one of 20 digits, in the same words."""
+
+    shown: str
+
+    def __new__(cls, sign: str, digits: str) -> LongNumber:
+        number = super().__new__(cls, -(10**30) if sign == "-" else 10**30)
+        number.shown = f"{sign}{digits[:5]}...{digits[-5:]} ({len(digits):,} digits)"
+        return number
+
+    def __str__(self) -> str:
+        return self.shown
+
+    __repr__ = __str__
+
+    def __format__(self, spec: str) -> str:
+        return self.shown
+
+
+def whole(text: str) -> int:
+    """int(text) of ASCII digits after a sign (what each caller checked first), where one of
+    more than MOST_DIGITS digits (leading zeros aside) is a LongNumber, for the caller's check
+    to refuse as too large. The one place the CLI, the API's JSON and the dashboard's forms
+    turn a whole number's text into a number (the API's path and query: pydantic's, said alike
+    by api/numbers.too_large_problem)."""
+    stripped = text.strip()
+    sign = stripped[:1] if stripped[:1] in ("+", "-") else ""
+    digits = stripped[len(sign) :]
+    if len(digits) > MOST_DIGITS and digits.isascii() and digits.isdigit():
+        significant = digits.lstrip("0")
+        if len(significant) > MOST_DIGITS:
+            return LongNumber(sign.replace("+", ""), significant)
+        return int(sign + (significant or "0"))
+    return int(text)
