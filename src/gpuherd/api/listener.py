@@ -17,7 +17,6 @@ import errno
 import ipaddress
 import logging
 import os
-import re
 import secrets
 import socket
 import stat
@@ -31,6 +30,7 @@ from fastapi.responses import JSONResponse
 from gpuherd.api.auth import TCP_SCOPE_KEY, HostCheck, TcpGate
 from gpuherd.api.open_codes import OneTimeCodes
 from gpuherd.api.routes import RouteTable
+from gpuherd.env_token import TOKEN_SHAPE, env_token
 from gpuherd.errors import Conflict, HerdError
 from gpuherd.listen_address import every_interface, format_address, parse_address
 from gpuherd.paths import TOKEN_FILE
@@ -42,6 +42,9 @@ log = logging.getLogger("gpuherd.listener")
 DEFAULT_ADDRESS = "127.0.0.1:8888"
 NEXT_FREE_TRIES = 10
 """`gpuherd ui` without --listen tries this many ports from 8888 up, as Jupyter does."""
+LISTEN_BACKLOG = 128
+"""Connections waiting to be accepted, at most; asyncio accepts up to this many at once,
+before the cap on open ones (connections.py) can close any."""
 
 routes = RouteTable()
 
@@ -99,17 +102,12 @@ def _bind_one(host: str, port: int) -> socket.socket:
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(address)
-        sock.listen(128)
+        sock.listen(LISTEN_BACKLOG)
     except OSError:
         sock.close()
         raise
     sock.set_inheritable(False)
     return sock
-
-
-TOKEN_SHAPE = re.compile(r"[A-Za-z0-9_-]{32,256}")
-"""A token worth keeping: of the letters of secrets.token_urlsafe (43 of them), at least 32. A
-GPUHERD_TOKEN of another shape (a short one, for a test) is written, but no daemon keeps it."""
 
 
 def kept_token(home: Path) -> str | None:
@@ -167,6 +165,7 @@ class Listener:
     def __init__(self, app: FastAPI, home: Path) -> None:
         self.app = app
         self.home = home
+        # A GPUHERD_TOKEN that is no token is refused as the listener starts (start).
         self.token = os.environ.get("GPUHERD_TOKEN") or kept_token(home) or _new_token()
         self.host = ""
         self.port = 0
@@ -201,8 +200,14 @@ class Listener:
     async def start(self, sock: socket.socket, host: str) -> None:
         import uvicorn
 
+        from gpuherd.api.connections import GuardedH11
         from gpuherd.api.server import quiet_server_class
 
+        try:
+            env_token()  # (`daemon start` checked it; not a daemon started otherwise)
+        except HerdError:
+            sock.close()
+            raise
         self.host, self.port = host, int(sock.getsockname()[1])
         self._fqdn = _machine_name() if every_interface(host) else None  # once: may ask DNS
         write_token(self.home, self.token)
@@ -214,6 +219,8 @@ class Listener:
             proxy_headers=False,
             server_header=False,
             timeout_graceful_shutdown=2,
+            http=GuardedH11,  # a deadline for each request, a cap on connections
+            backlog=LISTEN_BACKLOG,  # (uvicorn's 2048 is also how many it accepts at once)
         )
         server = quiet_server_class()(config)
         config.load()  # what Server.serve() does before startup(), without taking the signals

@@ -2,6 +2,7 @@
 
 The socket file is 0600 in a 0700 folder; this is the second lock behind that one, for a
 socket whose folder permissions were loosened or a process that inherited an open socket.
+The connections that pass are kept in bounds as the TCP listener's are (connections.py).
 """
 
 from __future__ import annotations
@@ -10,18 +11,18 @@ import asyncio
 import logging
 import os
 
-from uvicorn.protocols.http.h11_impl import H11Protocol
-
+from gpuherd.api.connections import GuardedH11, Note
 from gpuherd.socket_peer import peer_uid
 
-log = logging.getLogger("gpuherd.api")
+OTHER_USER = Note(logging.WARNING, "refused a connection from uid %d on the Unix socket")
+"""(Once a minute at most: another user's process could connect again and again.)"""
 
 
-class PeerCheckedH11(H11Protocol):
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(transport)
+class PeerCheckedH11(GuardedH11):
+    def refused(self, transport: asyncio.Transport) -> bool:
         sock = transport.get_extra_info("socket")
         uid = None if sock is None else peer_uid(sock)
         if uid is not None and uid != os.getuid():
-            log.warning("refused a connection from uid %d on the Unix socket", uid)
-            transport.close()
+            OTHER_USER.happened(uid)
+            return True
+        return False

@@ -2,7 +2,8 @@
 
 uvicorn's own main loop wakes ten times a second to look at `should_exit`, which was most of
 what an idle daemon cost (issue 9, W4). Here setting `should_exit` wakes the loop, so an idle
-server wakes only to refresh its HTTP Date header.
+server wakes only to refresh its HTTP Date header. Its loop says an accept() that failed for
+want of fds once a minute, not thousands of times a second (connections.py).
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ DATE_HEADER_EVERY = 30.0
 
 def quiet_server_class() -> type[Any]:
     import uvicorn
+
+    from gpuherd.api.connections import quiet_accept_failures
 
     class QuietServer(uvicorn.Server):
         @property
@@ -36,6 +39,7 @@ def quiet_server_class() -> type[Any]:
         async def main_loop(self) -> None:
             event = asyncio.Event()
             self._woken = (asyncio.get_running_loop(), event)
+            quiet_accept_failures(self._woken[0])
             while not await self.on_tick(0):
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(event.wait(), DATE_HEADER_EVERY)
