@@ -31,7 +31,8 @@ def test_unset_puts_each_setting_back_to_its_default_across_restarts(daemon: Her
     for name in ("retries", "grace"):
         daemon.cli("config", "unset", name)
     for name in ("keep-free", "on-end", "project-limits"):  # the word set's VALUE takes too
-        assert daemon.cli("config", "set", name, "Default").stdout == f"{name} = {defaults[name]}\n"
+        said = daemon.cli("config", "set", name, "Default").stdout  # (said as unset says it)
+        assert said == f"{name} = {defaults[name]} (its default)\n"
     assert daemon.json("config") == defaults
     # Kept as the default, not read as a value at the next start (an on-end command
     # `default`, which would run at every job's end).

@@ -153,7 +153,9 @@ def set_(ctx: click.Context, name: str, words: tuple[str, ...]) -> None:
     # mistake in the command line all the same.
     with checked_by_daemon():
         answer = client.post("/config", {"name": name, "value": value})
-    click.echo(one_line(answer["message"]))
+    # (`set NAME default` says it as `unset NAME` does: it said `keep-free = 0%` alone)
+    back = value.strip().lower() == "default"  # (config.DEFAULT, any case, as the daemon reads it)
+    click.echo(one_line(answer["message"]) + (" (its default)" if back else ""))
     # Set as asked, but a hook that can only fail is worth a word (`none`, `default`: none).
     if name == "on-end" and answer["message"] != "on-end = none":
         import os
