@@ -39,3 +39,24 @@ def test_a_rerun_cancelled_before_it_started_keeps_the_points_results(
     assert [(r["folder"], r["state"], r["metrics"]) for r in rows] == [
         (f"x={x}", "done", {"loss": x}) for x in (1, 2, 3)
     ]
+
+
+def test_status_q_says_why_points_removed_by_clean_give_no_id(daemon: Herd, tmp_path: Path) -> None:
+    """`retry $(sweep status NAME --state failed -q)` after `clean` had no ids to retry and
+    said only "no job ids given": `-q` now says, on stderr, that such points have no job and
+    that submitting the sweep again reruns them (stdout keeps ids alone, for `$(...)`)."""
+    sweep = ["sweep", "exit {x}", "-p", "x", "0", "1", "2", "--name", "gone", "--gpus", "0"]
+    ids = daemon.cli(*sweep, "-q", cwd=tmp_path).stdout.split()
+    daemon.cli("sweep", "wait", "gone", check=False)
+    before = daemon.cli("sweep", "status", "gone", "--state", "failed", "-q")
+    assert len(before.stdout.split()) == 2 and set(before.stdout.split()) < set(ids)
+    assert before.stderr == ""
+
+    daemon.cli("clean")
+    after = daemon.cli("sweep", "status", "gone", "--state", "failed", "-q")
+    assert after.stdout == ""
+    assert "2 points have no job in the queue (removed by `clean`" in after.stderr
+    assert "submit the sweep again" in after.stderr
+
+    again = daemon.cli(*sweep, cwd=tmp_path)  # as the note says: the 2 failed points run
+    assert "2 failed rerun" in again.stdout + again.stderr, again.stdout + again.stderr

@@ -329,6 +329,8 @@ def status(
         click.echo(
             "".join(f"{row['job_id']}\n" for row in table["rows"] if row["job_id"]), nl=False
         )
+        if jobless := sweep_render.jobless_note(table):
+            click.echo(jobless, err=True)
     elif as_csv:
         sweep_render.status_csv(table)
     else:

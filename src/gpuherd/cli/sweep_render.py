@@ -54,6 +54,21 @@ def status_command(name: str) -> str:
     return f"{typed_name()} sweep status {'-- ' * name.startswith('-')}{shlex.quote(name)}"
 
 
+def jobless_note(table: dict[str, Any]) -> str:
+    """What `status -q` says of the points it listed with no job to print (their jobs removed
+    by `clean`, or never run): `retry $(... -q)` of nothing said only "no job ids given",
+    and those points' way to run again, the sweep submitted again, went unsaid."""
+    jobless = sum(1 for row in table["rows"] if not row["job_id"])
+    if not jobless:
+        return ""
+    points = "point has" if jobless == 1 else "points have"
+    return (
+        f"{typed_name()}: note: {jobless:,} {points} no job in the queue (removed by `clean`,"
+        " or never run), so no id: submit the sweep again (the same `sweep` command, or"
+        " file) to rerun those not done"
+    )
+
+
 def interrupted(name: str) -> str:
     """What a Ctrl-C while the daemon submits a sweep leaves: the daemon goes on with what it
     was sent, every point or none (a bare "interrupted" read as a submission called off)."""
