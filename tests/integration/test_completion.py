@@ -189,6 +189,14 @@ def test_job_ids_of_the_jobs_each_verb_can_act_on(
     assert {"queued", "held"} == {
         name for name, i in jobs.items() if str(i) in ids(herd, "gpuherd move 1 --before ")
     }
+    # not the command's own job: `move 3 --swap <Tab>` offered 3, `edit 3 --after` too
+    moved, kept = jobs["queued"], jobs["held"]
+    assert {"held"} == {
+        name for name, i in jobs.items() if str(i) in ids(herd, f"gpuherd move {moved} --swap ")
+    }
+    after = ids(herd, f"gpuherd edit {kept},{jobs['done']} --after ")
+    assert str(kept) not in after and str(jobs["done"]) not in after
+    assert str(jobs["running"]) in after
     # the newest first, then `last`; only those whose id starts as typed
     listed = values(herd, "gpuherd show ")
     assert listed[-1] == "last"

@@ -142,14 +142,28 @@ def _job_items(
         return []
     answer = _ask("/jobs", state=_states_for(ctx, param), all=True, limit=JOBS_OFFERED, newest=True)
     listed = answer["jobs"] if answer else []
+    own = _own_jobs(ctx) if isinstance(param, click.Option) else set()
     items = [
         CompletionItem(f"{before}{job['id']}", help=_described(job))
         for job in listed
-        if str(job["id"]).startswith(typed)
+        if str(job["id"]).startswith(typed) and job["id"] not in own
     ]
     if listed and not before and LAST.startswith(typed):
         items.append(CompletionItem(LAST, help="the job submitted last"))
     return items
+
+
+def _own_jobs(ctx: click.Context) -> set[int]:
+    """The jobs the command acts on, named before an option that names another job: `move 3
+    --swap <Tab>` and `edit 3 --after <Tab>` offered 3 itself, which the daemon refuses."""
+    from gpuherd.core.idspec import parse_job_ids  # (loaded only on this Tab)
+
+    named = ctx.params.get("job_id")
+    own = {named} if isinstance(named, int) else set()
+    for word in ctx.params.get("ids") or ():
+        with contextlib.suppress(ValueError):
+            own.update(parse_job_ids(word))
+    return own
 
 
 def _states_for(ctx: click.Context, param: click.Parameter) -> list[str]:

@@ -37,6 +37,12 @@ class _CommandWordsAsTyped(ShellComplete):
         if (words := command_words(ctx)) is not None:
             return words.shell_complete(ctx, incomplete)
         obj, incomplete = _resolve_incomplete(ctx, args, incomplete)
+        if isinstance(obj, click.Option) and not obj.is_flag and args and args[-1] in obj.opts:
+            # An option still missing its value fails click's parse, which leaves every
+            # parameter unset: read the words before it again, so that its candidates know
+            # the command's own jobs (`move 3 --swap <Tab>` offered 3).
+            earlier = _resolve_context(self.cli, self.ctx_args, self.prog_name, args[:-1])
+            ctx = earlier if earlier.command is ctx.command else ctx
         return obj.shell_complete(ctx, incomplete)
 
 
