@@ -34,7 +34,12 @@ from gpuherd.submission import (
     output_file,
     unknown_jobs,
 )
-from gpuherd.submission_text import reject_bad_names, reject_daemon_secret, reject_nul
+from gpuherd.submission_text import (
+    reject_bad_names,
+    reject_daemon_secret,
+    reject_nul,
+    under_least,
+)
 from gpuherd.wire import ActionResult
 
 
@@ -128,6 +133,8 @@ class EditVerbs(JobVerbs):
         # A grace of 0 an older gpuherd stored (its APIs took one) stays the job's, as a retry
         # keeps it: an edit of other fields is not refused for a value it did not type.
         check_spec(spec if "grace" in fields else replace(spec, grace=DEFAULT_GRACE), where)
+        if problem := under_least(**{name: changes.get(name) for name in ("mem", "ram")}):
+            raise InvalidValue(f"{where}{problem}")  # (as given: a stored one stays the job's)
         if "cwd" in fields:
             check_cwd(spec.cwd, where)
         if any(kind in fields for kind in KINDS):

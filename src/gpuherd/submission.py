@@ -25,6 +25,7 @@ from gpuherd.submission_text import (
     reject_bad_names,
     reject_daemon_secret,
     reject_nul,
+    under_least,
 )
 from gpuherd.wire import SubmitItem
 
@@ -67,6 +68,8 @@ def spec_from_item(
             raise InvalidValue(f"{where}{field(what)} {wrong}: give a {what}, or leave it out")
     if item.begin is not None and not 0 <= item.begin <= LATEST:  # NaN too
         raise InvalidValue(f"{where}{field('begin')} must be {BEGIN_RANGE}")
+    if problem := under_least(mem=item.mem, ram=item.ram):
+        raise InvalidValue(f"{where}{problem}")
     if item.begin is not None and item.hold:
         raise InvalidValue(
             f"{where}give {field('hold')} or {field('begin')}, not both: "

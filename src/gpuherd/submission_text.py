@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from gpuherd.core.text import shell_word
+from gpuherd.core.units import BARE_LEAST
 from gpuherd.errors import InvalidValue
 
 
@@ -171,3 +172,17 @@ def printable(text: str) -> str:
     except UnicodeEncodeError:
         return text.encode("utf-8", "backslashreplace").decode()
     return raw.decode("utf-8", "backslashreplace")
+
+
+def under_least(**requests: int | None) -> str | None:
+    """A memory request (mem, ram) of a few bytes, under BARE_LEAST: refused, as the CLI and
+    the Python API refuse such a number without a unit. A raw request's `"mem": 16` (16 GiB
+    meant) was taken as 16 bytes, and any number of such jobs shared a GPU."""
+    for name, value in requests.items():
+        if value is not None and 0 < value < BARE_LEAST:
+            meant, scale = ("GiB", 2**30) if value < 1024 else ("MiB", 2**20)
+            return (
+                f"{field(name)} {value:,} B is under 1 MiB, the least a job may ask for (in a"
+                f" request, {name} is bytes: {value} {meant} is {value * scale})"
+            )
+    return None

@@ -140,3 +140,27 @@ def test_attempt_0_is_refused_not_taken_for_the_latest(herd: Herd, path: str) ->
         "invalid request: query.attempt: attempts are numbered from 1, got 0: "
         "leave attempt out for the latest",
     )
+
+
+BYTES = [  # each was taken as so many bytes: any number of `"mem": 16` jobs shared a GPU
+    ("/jobs", f'{{"jobs": [{JOB}, "mem": 16}}]}}', "mem (--mem) 16 B", "16 GiB is 17179869184"),
+    ("/jobs", f'{{"jobs": [{JOB}, "ram": 2000}}]}}', "ram (--ram) 2,000 B", "2000 MiB is"),
+    ("/jobs/edit", '{"ids": [1], "mem": 1}', "job 1: mem (--mem) 1 B", "1 GiB is 1073741824"),
+]
+
+
+@pytest.mark.parametrize(("path", "body", "begins", "example"), BYTES)
+def test_a_memory_request_of_a_few_bytes_is_refused_as_the_cli_refuses_it(
+    herd: Herd, path: str, body: str, begins: str, example: str
+) -> None:
+    """As `--mem 16` and `mem=16` are (a number without a unit under 1 MiB), a raw request's
+    few bytes are refused, saying that a request gives bytes; 1 MiB itself is taken."""
+    before = jobs(herd)
+    _, _, error = herd.request("POST", "/api/v1" + path, body)
+    said = json.loads(error)
+    line = said.get("error") or said["results"][0]["message"]
+    assert line.startswith(f"{begins} is under 1 MiB, the least a job may ask for"), line
+    assert example in line
+    assert jobs(herd) == before
+    taken = herd.client.post("/jobs/edit", {"ids": [1], "mem": 2**20})
+    assert taken["results"][0]["ok"], taken
