@@ -21,15 +21,13 @@ from gpuherd.attempts import Attempts
 from gpuherd.broadcast import Broadcast
 from gpuherd.config import load_policy
 from gpuherd.core.caps import pass_offering, sweep_room
-from gpuherd.core.log_names import FOLDER_LOGS
 from gpuherd.core.model import Assignment, Attempt, Device, Job, Policy, Reservation
-from gpuherd.core.output_files import recorded_or_named
 from gpuherd.core.placement import Hold, cpu_slots_left, place
 from gpuherd.core.states import WAITING_STATES, Event, JobState, OutcomeKind, transition
 from gpuherd.devices import DeviceTable
 from gpuherd.engine_begin import BeginTimer
 from gpuherd.engine_damaged import SetAside
-from gpuherd.engine_endings import fail_unspawned, finish_exits, flag_stalled, requeue_unstarted
+from gpuherd.engine_endings import finish_exits, flag_stalled
 from gpuherd.engine_health import TickHealth
 from gpuherd.engine_held_runs import record_held_ends
 from gpuherd.engine_recovery import recover
@@ -37,6 +35,12 @@ from gpuherd.engine_scan import SCAN_LIMIT as SCAN_LIMIT  # where tests look for
 from gpuherd.engine_scan import Scan
 from gpuherd.engine_spawns import Paperwork, Spawns
 from gpuherd.engine_stops import JobStops
+from gpuherd.engine_unspawned import (
+    RETRY_RECORDING,
+    Unrecorded,
+    fail_unspawned,
+    requeue_unstarted,
+)
 from gpuherd.executors.base import Executor, ExitStatus, NotStarted
 from gpuherd.layout import Layout
 from gpuherd.log_cap_watch import LogCapWatch
@@ -47,7 +51,6 @@ log = logging.getLogger("gpuherd.engine")
 
 Exit = tuple[int, int, ExitStatus]
 """(job id, attempt number, how its process ended)"""
-RETRY_RECORDING = 1.0  # (seconds: recording ends is tried again after herd.db failed)
 TELEMETRY_MAX_AGE = 1.0
 """Seconds a GPU reading may be old when placement uses it (else it is read again)."""
 
@@ -99,6 +102,7 @@ class Engine(JobStops, Spawns):
         self._refused: sqlite3.Error | None = None
         """Why herd.db refused the last tick's changes (a full disk; None: it took them)."""
         self._unrecorded_pids: list[tuple[int, int, int, float]] = []  # job, attempt, pid, at
+        self.unrecorded: list[Unrecorded] = []  # (unstarted jobs' ends herd.db refused)
         self._paperwork: list[tuple[int, Paperwork]] = []  # (job id, write)
         self._tick_scheduled = False
         self._stopping = False
@@ -159,16 +163,21 @@ class Engine(JobStops, Spawns):
         (`closing`: the stopping daemon's last recording, which no tick retries)."""
         exits, self._exits = self._exits, []
         pids, self._unrecorded_pids = self._unrecorded_pids, []
+        kept, self.unrecorded = self.unrecorded, []
         self._refused = None
         held_ends = self.attempts.held_ends  # runs a restored herd.db did not know, ended
         peaks = self.attempts.peaks_to_record(self.devices.usage)
-        if not (exits or pids or held_ends or peaks) and (self.queue_paused or self._stopping):
+        if not (exits or pids or held_ends or peaks or kept) and (
+            self.queue_paused or self._stopping
+        ):
             return []  # nothing to record: no transaction (a paused queue is woken often)
         taken = [(e, live) for e in exits if (live := self.attempts.ended(e[0], e[1]))]
         paperwork = len(self._paperwork)
         try:
             with self.store.transaction():
                 self.store.record_pids(pids)
+                for record in kept:
+                    record()
                 finish_exits(self, [(live, status) for (_, _, status), live in taken], now)
                 record_held_ends(self, now)
                 started = self._record_starts(now)
@@ -186,6 +195,7 @@ class Engine(JobStops, Spawns):
                 self.attempts.live[job_id] = live
             self._exits = exits + self._exits
             self._unrecorded_pids = pids + self._unrecorded_pids
+            self.unrecorded = kept + self.unrecorded
             if not isinstance(exc, sqlite3.Error):
                 raise  # a failing pass: logged, said and tried again (engine_health.py)
             engine_endings.note_full_disks(self, [live for _, live in taken if not live.requeue])
@@ -324,19 +334,6 @@ class Engine(JobStops, Spawns):
             fail_unspawned(self, job, attempt, exc, now)
             return None
         return pid
-
-    def _written(self, job: Job, attempt: Attempt) -> set[str]:
-        """The files of the user's choosing the job's earlier attempts wrote: the attempt adds
-        to those, and empties a file new to the job (one an edit named, say). Read only for a
-        retry that writes such a file."""
-        if not job.attempt or attempt.files in (None, FOLDER_LOGS):
-            return set()
-        return {
-            path
-            for earlier in self.store.attempts(job.id)
-            if earlier.number != attempt.number
-            for path in recorded_or_named(job.spec, job.id, earlier.number, earlier.files)
-        }
 
     # ---- actions on live jobs (called by the service; pauses and stops: engine_stops.py) ---
 

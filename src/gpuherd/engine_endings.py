@@ -17,7 +17,6 @@ from gpuherd.core.lifecycle import (
     classify,
     dependency_failed,
     grow_request,
-    held_unstarted,
     put_back_by_hand,
     retry_wait,
 )
@@ -25,7 +24,7 @@ from gpuherd.core.model import Attempt, HostUsage, Job, Outcome
 from gpuherd.core.reasons_never import most_mem
 from gpuherd.core.states import FINISHED_STATES, LIVE_STATES, Event, JobState, OutcomeKind
 from gpuherd.core.units import format_duration
-from gpuherd.executors.base import ExitStatus, NotStarted, SpawnError
+from gpuherd.executors.base import ExitStatus, NotStarted
 from gpuherd.log_cap_watch import ended_reason, named_logs, recorded_bases
 from gpuherd.log_disk import full_disk_folder, full_disk_message
 
@@ -161,6 +160,8 @@ def not_started(engine: Engine, job: Job | None, error: Exception, now: float) -
     (a Ray actor that could not be created): as if `launch` had raised `error`."""
     if job is None or job.state not in LIVE_STATES:
         return
+    from gpuherd.engine_unspawned import fail_unspawned, requeue_unstarted  # (it imports this)
+
     attempt = stored_attempt(engine, job)
     if not isinstance(error, NotStarted):  # (its folders get the failure: fail_unspawned)
         fail_unspawned(engine, job, attempt, error, now)
@@ -321,74 +322,3 @@ def _cancel_waiter(
         outcome=outcome,
         ended_at=now,
     )
-
-
-def started(job: Job) -> Job:
-    """The job as its recorded start left it: running (`job` may be the copy read before the
-    start, or one read since, paused meanwhile)."""
-    return job if job.state in LIVE_STATES else replace(job, state=JobState.RUNNING)
-
-
-def requeue_unstarted(engine: Engine, job: Job, attempt: Attempt, message: str) -> None:
-    """Undo the recorded start (as recovery does for a job that never spawned), have the next
-    placement read the GPUs again (past the probe's cache) so that it sees what the executor
-    saw (a node gone), and try again soon. A job paused meanwhile (its start failed late) is
-    held instead: queued, it would run unpaused."""
-    event, state, detail = Event.RETRY, JobState.QUEUED, f"not started, queued again: {message}"
-    held: dict[str, object] = {}
-    if job.state is JobState.PAUSED:
-        event, state, detail = Event.RETRY_HELD, JobState.HELD, held_unstarted(job.id, message)
-        held["release_at"] = None  # until released (an old --begin time would release it)
-    with engine.store.transaction():
-        engine.store.delete_attempt(job.id, attempt.number)
-        engine.move(
-            started(job),
-            event,
-            state,
-            detail=detail,
-            attempt=job.attempt,
-            started_at=None,
-            assigned=(),
-            pid=None,
-            **held,
-        )
-    engine.devices.mark_stale()
-    engine.wake_later(RETRY_NOT_STARTED)  # not at once: a stale view must not spin the loop
-
-
-def fail_unspawned(
-    engine: Engine, job: Job, attempt: Attempt, error: Exception, now: float
-) -> None:
-    """The command could not start (a missing folder, no such program): the attempt and the
-    job fail with outcome `spawn_error`, and the jobs that waited for it are cancelled."""
-    if isinstance(error, SpawnError):
-        message = str(error)
-    elif isinstance(error, OSError):  # its folder could not be made (jobfiles.prepare)
-        message = (
-            f"starting job {job.id}: cannot set up its folder {attempt.dir}: "
-            f"{error.strerror or error}; check that the folders above it are folders you can "
-            "write in, on a disk with room"
-        )
-    else:  # a bug in gpuherd
-        log.error("starting job %d failed", job.id, exc_info=error)
-        message = f"gpuherd could not start it: {error!r}"
-    outcome = Outcome(OutcomeKind.SPAWN_ERROR, message=message)
-    with engine.store.transaction():
-        engine.store.update_attempt(job.id, attempt.number, ended_at=now, outcome=outcome)
-        engine.move(
-            started(job),
-            Event.FAIL,
-            JobState.FAILED,
-            detail=message,
-            outcome=outcome,
-            ended_at=now,
-        )
-        cancel_waiters(engine, job.id, JobState.FAILED, now)
-    # Its folders say so too, as an attempt's that ran and failed: FAILURE, attempt.json and
-    # job.json (`job` may be the copy read before the start, of the attempt before).
-    tried = replace(job, attempt=attempt.number)
-    started_info = jobfiles.start_info(tried, attempt)
-    engine.add_paperwork(
-        job.id, lambda: jobfiles.record_end(engine.layout, tried, outcome, now, started_info)
-    )
-    engine.wake()  # its GPUs are free for the next job

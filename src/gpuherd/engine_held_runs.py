@@ -206,9 +206,9 @@ def _run_ended(engine: Engine, run: HeldRun, status: ExitStatus) -> None:
 def record_held_ends(engine: Engine, now: float) -> None:
     """Record the ends of held runs that `_run_ended` keeps, in the tick's transaction: each
     is forgotten once committed. Where the database fails (a full disk, herd.db locked), the
-    tick keeps them with its exits and tries again (engine.RETRY_RECORDING): the exit status
-    the daemon saw is recorded, where a restart would read the run's folder, whose `process`
-    file may lack it (a full disk), and record the run `lost`."""
+    tick keeps them with its exits and tries again (RETRY_RECORDING, engine_unspawned.py): the
+    exit status the daemon saw is recorded, where a restart would read the run's folder, whose
+    `process` file may lack it (a full disk), and record the run `lost`."""
     pending = engine.attempts.held_ends
     for run, ended in sorted(pending.items()):  # a job's earlier run first: as they ran
         _record_end(engine, run[0], ended, now)

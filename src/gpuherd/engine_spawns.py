@@ -9,7 +9,9 @@ import sqlite3
 from collections.abc import Callable
 
 from gpuherd.attempts import Attempts
+from gpuherd.core.log_names import FOLDER_LOGS
 from gpuherd.core.model import Attempt, Job
+from gpuherd.core.output_files import recorded_or_named
 from gpuherd.store import Store
 
 Paperwork = Callable[[], OSError | None]
@@ -94,3 +96,16 @@ class Spawns:
             for j, write in ended:
                 self._write(j, write)
         return self._spawn(job, attempt, now)
+
+    def _written(self, job: Job, attempt: Attempt) -> set[str]:
+        """The files of the user's choosing the job's earlier attempts wrote: the attempt adds
+        to those, and empties a file new to the job (one an edit named, say). Read only for a
+        retry that writes such a file."""
+        if not job.attempt or attempt.files in (None, FOLDER_LOGS):
+            return set()
+        return {
+            path
+            for earlier in self.store.attempts(job.id)
+            if earlier.number != attempt.number
+            for path in recorded_or_named(job.spec, job.id, earlier.number, earlier.files)
+        }
