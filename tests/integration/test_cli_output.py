@@ -297,7 +297,11 @@ def test_wait_and_ls_quiet_handle_a_queue_of_30000_jobs(daemon: Herd) -> None:
     ids = daemon.client.post("/jobs", {"jobs": jobs})["ids"]
     assert daemon.cli("ls", "-q").stdout.split() == [str(i) for i in ids]
     late = daemon.cli("wait", "--timeout", "0.2", check=False)
-    assert (late.returncode, late.stderr) == (2, "gave up waiting; still unfinished: 1-30000\n")
+    assert (late.returncode, late.stderr) == (
+        2,
+        "gpuherd: the queue is paused: no job starts until gpuherd resume\n"
+        "gave up waiting; still unfinished: 1-30000\n",
+    )
     daemon.cli("hold", "30000")  # held: not waited for unless named (it waits for a release)
     late = daemon.cli("wait", "--timeout", "0.2", check=False)
     assert (late.returncode, late.stderr) == (

@@ -147,7 +147,11 @@ def test_how_jobs_ended_comes_with_the_waits_answer(shared_daemon: Herd, tmp_pat
             f"job {first}: failed (exit 4)\njob {first + 2}: failed (signal 9, SIGKILL)\n",
         )
         asked = [" ".join(line.split()[:2]) for line in requests if "/api/v1/jobs/" in line]
-        assert [path.split("?")[0] for path in asked] == ["POST /api/v1/jobs/wait"] + (
+        # (before the wait: a look at each job's reason, for the note of one that cannot end
+        # by itself, cli/stuck_notes.py)
+        looked = [f"GET /api/v1/jobs/{job}" for job in range(first, first + 3)]
+        assert asked[:3] == looked
+        assert [path.split("?")[0] for path in asked[3:]] == ["POST /api/v1/jobs/wait"] + (
             [
                 "GET /api/v1/jobs/wait",
                 f"GET /api/v1/jobs/{first}",

@@ -33,6 +33,7 @@ import click
 
 from gpuherd.cli import plain
 from gpuherd.cli.main import drop_output, prefixed
+from gpuherd.cli.stuck_notes import stuck_notes
 from gpuherd.client import Client
 from gpuherd.client_wait import Waited
 from gpuherd.core.idspec import format_ids, summarize
@@ -104,6 +105,9 @@ def wait_and_exit(
         if held:
             note = held_note(ids, begin)
             _unless_reader_left(functools.partial(printer.note, note), sys.stderr)
+        elif on_gone is not None:  # (not -q): a job that waits for a held one, a paused queue
+            for note in stuck_notes(client, ids):
+                _unless_reader_left(functools.partial(printer.note, note), sys.stderr)
         if follow:
             (job_id,) = ids
             _unless_reader_left(

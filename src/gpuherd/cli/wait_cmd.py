@@ -16,6 +16,7 @@ from gpuherd.cli.log_output import say_daemon_gone
 from gpuherd.cli.main import prefixed
 from gpuherd.cli.options import filter_options, ids_argument
 from gpuherd.cli.param_types import DURATION, TakesJobIds
+from gpuherd.cli.stuck_notes import stuck_notes
 from gpuherd.cli.submit_wait import held_note
 from gpuherd.cli.sweep_path import known_sweep, sweep_path
 from gpuherd.cli.wait_verdict import jobs_verdict, points_verdict
@@ -89,6 +90,8 @@ def wait(
             click.echo(prefixed(_not_waited_for(held)), err=True)
         elif ids and (named := sorted(set(held) & set(wanted))):
             click.echo("\n".join(_held_notes(client, named)), err=True)
+        if not quiet and (stuck := stuck_notes(client, [i for i in wanted if i not in held])):
+            click.echo("\n".join(stuck), err=True)
         if not wanted and sweep is not None and whole is None:  # misspelt: `&& analyse` ran
             known_sweep(client, sweep)  # (a whole sweep's points were read: it is known)
         if not wanted and not points:

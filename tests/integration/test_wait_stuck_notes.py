@@ -1,0 +1,47 @@
+"""A wait for jobs that will not end by themselves says why on stderr, as `ls` does: a job
+waiting for a held one, a paused job, and a paused queue. `wait 8`, a bare `wait` and
+`submit --wait --after 7` (7 held) waited in silence, as though hung (cli/stuck_notes.py)."""
+
+from __future__ import annotations
+
+from conftest import Herd, read_line
+from integration.test_q4_submit_wait_held import waits
+
+
+def test_a_wait_names_the_held_job_its_job_waits_for(shared_daemon: Herd) -> None:
+    herd = shared_daemon
+    held = herd.submit("--hold", "--gpus", "0", "--", "true")
+    behind = herd.submit("--after", str(held), "--gpus", "0", "--", "true")
+    waited = herd.cli("wait", str(behind), "--timeout", "1", check=False)
+    assert waited.returncode == 2  # gave up: it cannot end by itself
+    note = f"gpuherd: job {behind} is waiting for job {held} (held: gpuherd release {held})"
+    assert note in waited.stderr.splitlines(), waited.stderr
+    quiet = herd.cli("wait", str(behind), "--timeout", "1", "-q", check=False)
+    assert (quiet.returncode, quiet.stderr) == (2, "")  # -q: no note
+
+    submitted = herd.popen("submit", "--wait", "--after", str(held), "--gpus", "0", "--", "true")
+    with waits(submitted):
+        assert submitted.stdout is not None and submitted.stderr is not None
+        job = int(read_line(submitted.stdout.fileno(), bytearray()).decode().split()[-1])
+        said = read_line(submitted.stderr.fileno(), bytearray()).decode()
+        assert said == f"gpuherd: job {job} is waiting for job {held} (held: gpuherd release {held})"
+        herd.cli("release", str(held))
+        assert submitted.wait(timeout=60) == 0  # it ran once released
+
+
+def test_a_wait_names_a_paused_job_and_a_paused_queue(daemon: Herd) -> None:
+    running = daemon.submit("--gpus", "0", "--", "sleep", "300")
+    daemon.wait_state(running, "running")
+    daemon.cli("pause", str(running))
+    daemon.cli("pause")  # the queue
+    queued = daemon.submit("--gpus", "0", "--", "true")
+    waited = daemon.cli("wait", "--timeout", "1", check=False)
+    assert waited.returncode == 2
+    lines = waited.stderr.splitlines()
+    assert "gpuherd: the queue is paused: no job starts until gpuherd resume" in lines
+    assert (
+        f"gpuherd: job {running} is paused: waiting until it is resumed (gpuherd resume {running})"
+    ) in lines
+    daemon.cli("resume")
+    daemon.cli("kill", str(running))
+    assert daemon.wait_state(queued, "succeeded")["state"] == "succeeded"
