@@ -4,17 +4,24 @@ yields, and check each item's fields (ValueError, one line naming the item and t
 The file runs in a Python process of its own, which sends the checked items to the run over
 a pipe, one JSON record a line, and then an `end` record. Whatever ends that process before
 its yielder() returned (`os._exit(0)`, a crash, a signal) would otherwise end `gpuherd run`
-itself, with the yielder's exit status: now the run sees no `end` and says so."""
+itself, with the yielder's exit status: now the run sees no `end` and says so.
+
+No job starts before yielder() returns: a yielder still running NOTE_AFTER after it started is
+said once on stderr. Should the run die outright meanwhile (`kill -9`, the OOM killer), the
+yielder's process sees the pipe's other end close, as the run's watchdog does, and kills what
+it started, then itself (_watch_the_run): both ran on, orphans, an endless one growing."""
 
 from __future__ import annotations
 
 import contextlib
 import json
 import os
+import select
 import signal
 import sys
+import threading
 import traceback
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +32,14 @@ if TYPE_CHECKING:
 
 FIELDS = ("command", "name", "gpus", "env")
 _FORMS = "yield a command string or a dict with 'command' (and optionally 'name', 'gpus', 'env')"
+_EACH = "yield each job (or return a list of them)"
+NOT_JOBS = (str, bytes, bytearray, Mapping, set, frozenset)
+"""What yielder() may not return, though Python iterates it: a `return {"command": ...}` for a
+`yield` ran the dict's keys as jobs (`command` succeeded: a false success), a string its
+characters, and a set's order changes from run to run (the job folders are numbered in it)."""
+NOTE_AFTER = 2.0
+"""Seconds of waiting for yielder() before the run says that it runs and that its jobs start
+once it returns (not with -q): a slow yielder was silence that looked like a hang."""
 CHILD = "import sys; from gpuherd.yielder import main; main(sys.argv[1:])"
 """The yielder's process: `python -P` (no script folder nor working folder put first on
 sys.path: it imports what `gpuherd run` itself would) with this code, the pipe and the file.
@@ -82,6 +97,7 @@ def _run_yielder(path: Path) -> list[dict[str, Any]]:
     ending: dict[str, Any] = {}
     try:
         with open(read_end, encoding="utf-8") as pipe:
+            _say_if_slow(pipe.fileno(), path)
             for line in pipe:
                 record = json.loads(line)
                 if "item" not in record:
@@ -106,6 +122,27 @@ def _run_yielder(path: Path) -> list[dict[str, Any]]:
     )
 
 
+def _say_if_slow(pipe: int, path: Path) -> None:
+    """Once, unless the run is -q: the yielder sent nothing within NOTE_AFTER (it sends its
+    items once yielder() has returned, so nothing has started). "Waiting", not "running": it
+    may still be importing the file (a slow `import torch` at its top)."""
+    import click  # (loaded already: the run's CLI)
+
+    context = click.get_current_context(silent=True)  # (the run's -q: not passed down)
+    if context is not None and context.params.get("quiet"):
+        return
+    waiting = select.poll()
+    waiting.register(pipe, select.POLLIN)  # (and its end: POLLHUP, always reported)
+    if waiting.poll(NOTE_AFTER * 1000):
+        return
+    with contextlib.suppress(OSError):  # (a note: stderr full or gone stops no run)
+        click.echo(
+            f"--yielder {path}: waiting for yielder() to return; its jobs start once it has "
+            "(Ctrl-C stops the run)",
+            err=True,
+        )
+
+
 def _how_ended(status: int) -> str:
     if status >= 0:
         return f"exit status {status}"
@@ -126,6 +163,7 @@ def main(args: list[str]) -> None:
     ending: dict[str, Any]
     with open(int(args[0]), "w", encoding="utf-8") as out:
         os.set_inheritable(out.fileno(), False)  # the yielder's own subprocesses must not hold it
+        returned = _watch_the_run(out.fileno())
         try:
             items = list(checked_items(_yielded(Path(args[1]))))
         except SystemExit as exc:  # the yielder's own sys.exit()
@@ -136,15 +174,40 @@ def main(args: list[str]) -> None:
             for item in items:
                 out.write(json.dumps({"item": item}) + "\n")
             ending = {"end": len(items)}
+        finally:
+            returned.set()
         out.write(json.dumps(ending) + "\n")
+
+
+def _watch_the_run(pipe: int) -> threading.Event:
+    """Until the Event returned is set (yielder() returned): should the run's end of `pipe`
+    close, the run is gone, killed outright (its Ctrl-C and signals kill this process
+    themselves), so kill what yielder() started, then this process. A thread, not a signal
+    handler, so that a yielder busy in its own code is stopped too; and not PR_SET_PDEATHSIG:
+    its SIGKILL came before anything could find this process's children (which ran on), and
+    it follows the thread that started this process, not the run."""
+    returned = threading.Event()
+
+    def watch() -> None:
+        closed = select.poll()
+        closed.register(pipe, 0)  # a pipe's writing end: POLLERR once no reader is left
+        closed.poll()
+        if not returned.is_set():
+            _kill_with_its_own(os.getpid())
+
+    threading.Thread(target=watch, name="gpuherd-run-gone", daemon=True).start()
+    return returned
 
 
 def _yielded(path: Path) -> list[Any]:
     """All that FILE.py's yielder() yields. An exception it raises becomes a ValueError naming
-    its type and the file's line it came through: `KeyError('lr')` alone said only "'lr'"."""
+    its type and the file's line it came through: `KeyError('lr')` alone said only "'lr'".
+    What it returns that holds no jobs (NOT_JOBS, None, a number) is refused as it is: a None
+    said `yielder() raised TypeError: 'NoneType' object is not iterable`."""
     function = load_yielder(path)
     try:
-        return list(function())
+        returned = function()
+        jobs = list(returned) if _holds_jobs(returned) else None
     except Exception as exc:  # (not SystemExit, nor Ctrl-C: main says those apart)
         file = os.path.abspath(path)
         lines = [
@@ -155,6 +218,27 @@ def _yielded(path: Path) -> list[Any]:
         where = f" at line {lines[-1]}" if lines else ""  # (the innermost: where to look)
         text = f": {exc}" if str(exc) else ""
         raise ValueError(f"yielder() raised {type(exc).__name__}{where}{text}") from None
+    if jobs is None:
+        raise ValueError(_not_jobs(returned))
+    return jobs
+
+
+def _holds_jobs(returned: object) -> bool:
+    """A generator, a list, a tuple...: anything iterated but NOT_JOBS."""
+    return isinstance(returned, Iterable) and not isinstance(returned, NOT_JOBS)
+
+
+def _not_jobs(returned: object) -> str:
+    """The line for what yielder() returned that holds no jobs, with what to do."""
+    if returned is None:  # (no `yield` in it: a plain function, whose end returns None)
+        return f"yielder() returned None, not jobs (a forgotten `yield`?): {_EACH}"
+    name = type(returned).__name__
+    shown = repr(returned)
+    shown = shown if len(shown) <= 40 else f"{shown[:37]}..."
+    sets = isinstance(returned, set | frozenset)
+    why = "whose order changes from run to run" if sets else "not jobs"
+    what = name if name == "bytes" else f"{'an' if name[0] in 'aeiou' else 'a'} {name}"
+    return f"yielder() returned {what} ({shown}), {why}: {_EACH}"
 
 
 def checked_items(values: Iterable[Any]) -> Iterator[dict[str, Any]]:
