@@ -11,6 +11,8 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from gpuherd.core.naming import gpu_names
 from gpuherd.typed_name import typed_name
 
+VISIBLE_DEVICES = "CUDA_VISIBLE_DEVICES"
+
 GpusHad = Callable[[], Collection[int] | None]
 """The GPUs gpuherd has (configured; lost ones too, as --only-gpus takes them), asked only
 when a hint would name some; None where that is not known (a sweep's --dry-run, no daemon)."""
@@ -38,21 +40,27 @@ def visible_devices_hint(
     gpus: int,
     only: Sequence[int],
     had: GpusHad | None = None,
+    *,
+    keep_with: str = "--only-gpus",
+    set_with: str = "--env",
 ) -> str | None:
     """What to say when the submitter set CUDA_VISIBLE_DEVICES (in the shell, or with
     --env) for a job that gets GPUs: gpuherd replaces it with the GPUs it places the job on,
-    so the job would not run where they meant. None when --only-gpus is given, or no GPU."""
-    given = overrides.get("CUDA_VISIBLE_DEVICES")
-    where = "--env CUDA_VISIBLE_DEVICES"
+    so the job would not run where they meant. None when --only-gpus is given, or no GPU.
+    `keep_with`: the option that keeps jobs on given GPUs (`run`'s --gpus, which keeps all
+    of the run's); `set_with`: what set the overrides (`run`: a yielded item's `env`)."""
+    given = overrides.get(VISIBLE_DEVICES)
+    where = f"{set_with} {VISIBLE_DEVICES}"
     if given is None:
-        given, where = environ.get("CUDA_VISIBLE_DEVICES"), "this shell's CUDA_VISIBLE_DEVICES"
+        given, where = environ.get(VISIBLE_DEVICES), f"this shell's {VISIBLE_DEVICES}"
     if not given or not gpus or only:
         return None
     indices = given.replace(" ", "")
+    jobs = "the job" if keep_with == "--only-gpus" else "the jobs"
     if not _INDICES.fullmatch(indices):
-        keep = f"--only-gpus with their indices (`{typed_name()} gpus`) keeps the job on them"
+        keep = f"{keep_with} with their indices (`{typed_name()} gpus`) keeps {jobs} on them"
     else:
-        keep = _not_had(indices, had) or f"--only-gpus {indices} keeps the job on those GPUs"
+        keep = _not_had(indices, had) or f"{keep_with} {indices} keeps {jobs} on those GPUs"
     return f"{where}={given} is replaced: the job sees the GPUs gpuherd places it on; {keep}"
 
 
@@ -76,20 +84,20 @@ def command_devices_hint(
     GPUs another job may hold. None with --only-gpus, for no GPU, and for an empty value
     (`CUDA_VISIBLE_DEVICES= CMD` hides the GPUs: no harm). `keep_with`: the command whose
     --only-gpus keeps the job on the GPUs it names (None: `run`, which has none); not
-    offered for GPUs gpuherd does not have (`had`), which are named so instead."""
+    offered for GPUs gpuherd does not have (`had`), which are named so instead (for `run`
+    too: its note was left out with the offer)."""
     found = _SETS_DEVICES.search(command)
     value = found.group(1) if found else ""
     if not value or not gpus or only:
         return None
     indices = value.strip("'\"")
     keep = ""
-    if keep_with and _INDICES.fullmatch(indices):
+    if _INDICES.fullmatch(indices):
         not_had = _not_had(indices, had)
-        keep = (
-            f"; {not_had}"
-            if not_had
-            else f", or {keep_with} with --only-gpus {indices} to keep the job on those"
-        )
+        if not_had:
+            keep = f"; {not_had}"
+        elif keep_with:
+            keep = f", or {keep_with} with --only-gpus {indices} to keep the job on those"
     return (
         f"the command sets CUDA_VISIBLE_DEVICES={value}, so the job would not run on the GPUs "
         "gpuherd places it on and holds for it, but on ones another job may hold: leave it out "

@@ -366,7 +366,12 @@ class Runner:
         self._stop_dispatch()
         self._interrupts += 1
         self.summary.interrupted = self.summary.hung_up = True
-        self._notice(f"hung up: killing {plural(len(self.engine.live), 'running job')}")
+        running = len(self.engine.live)  # (none: not "killing 0 running jobs")
+        self._notice(
+            f"hung up: killing {plural(running, 'running job')}"
+            if running
+            else "hung up: starting nothing new"
+        )
         self.engine.kill_all(KILL_GRACE)
 
     def _input_failed(self) -> None:

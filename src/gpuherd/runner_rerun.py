@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterable, Iterator
 from gpuherd.core.commands import shown_command
 from gpuherd.core.text import shell_word
 from gpuherd.core.units import plural
+from gpuherd.device_hints import VISIBLE_DEVICES
 from gpuherd.errors import Forbidden
 from gpuherd.jobfiles import open_job_file
 from gpuherd.runner_input import NotRun, Numbered, Skipped
@@ -76,6 +77,11 @@ def skipping(
 
 
 def job_key(command: str, env_overrides: object) -> JobKey:
+    """The key of a job's command and env overrides, but for CUDA_VISIBLE_DEVICES: the run
+    sets it for every job whatever the overrides say, so it is no part of what a job ran
+    (dropped from them now, it was in the job.json of earlier runs: cli/run_warnings.py)."""
+    if isinstance(env_overrides, dict) and VISIBLE_DEVICES in env_overrides:
+        env_overrides = {k: v for k, v in env_overrides.items() if k != VISIBLE_DEVICES}
     return command, json.dumps(env_overrides or {}, sort_keys=True)
 
 
@@ -176,8 +182,9 @@ def left_over(folder_prefix: str, count: int) -> str | None:
         with os.scandir(output_dir) as entries:
             for entry in entries:
                 number = entry.name.removeprefix(prefix)
+                # (startswith: `number != entry.name` was never true for --prefix "")
                 if (
-                    number != entry.name
+                    entry.name.startswith(prefix)
                     and number.isdigit()
                     and str(int(number)) == number  # job_3, not job_03: not a name of ours
                     and int(number) >= count

@@ -21,6 +21,7 @@ from typing import BinaryIO
 import click
 
 from gpuherd.core.commands import MAX_COMMAND_BYTES, JobCutShort, JobTooLong, command_lines
+from gpuherd.core.text import shell_word
 from gpuherd.errors import HerdError
 from gpuherd.input_watch import InputWatch, WatchedStream
 
@@ -74,7 +75,7 @@ def no_command_in(file: str | None) -> str:
     """What `submit --file` says of a file of comments and blank lines (an empty one too):
     which file, since a script may give another than the user thinks, and what it should be."""
     piped = file is None or file == "-"
-    name, put = (STDIN_NAME, "pipe in") if piped else (file, "put in it")
+    name, put = (STDIN_NAME, "pipe in") if piped else (file_named(file or ""), "put in it")
     return (
         f"{name} holds no command (only comments or blank lines): {put} one command a line, "
         "as python train.py --lr 0.1"
@@ -153,19 +154,31 @@ def _open(file: str | None) -> tuple[BinaryIO, str]:
         # Not sys.stdin.buffer: the run's reading thread may still wait in it at exit, and
         # Python, finalizing sys.stdin then, aborts (Fatal Python error: _enter_buffered_busy).
         return open(sys.stdin.fileno(), "rb", closefd=False), STDIN_NAME
+    name = file_named(file)
     try:
-        return open(file, "rb"), file  # a stream is read on, by the run's thread
+        return open(file, "rb"), name  # a stream is read on, by the run's thread
     except IsADirectoryError as exc:  # (a folder's name typed for the file in it)
         raise JobFileUnopened(
-            f"cannot read {file}: {exc.strerror}: give a file of commands, one per line"
+            f"cannot read {name}: {exc.strerror}: give a file of commands, one per line"
         ) from None
     except FileNotFoundError as exc:  # (a typo, or a file meant to come on stdin)
         raise JobFileUnopened(
-            f"cannot read {file}: {exc.strerror}: check the path, or give - to read the jobs "
+            f"cannot read {name}: {exc.strerror}: check the path, or give - to read the jobs "
             "from standard input"
         ) from None
     except OSError as exc:
-        raise JobFileUnopened(f"cannot read {file}: {exc.strerror}") from None
+        raise JobFileUnopened(f"cannot read {name}: {exc.strerror}") from None
+
+
+def file_named(file: str) -> str:
+    """The job file's name as messages say it: as typed, but for one that is not UTF-8,
+    said with Python's escapes (`cannot read j\\udcff.txt`): as the shell reads it back
+    (`$'j\\xff.txt'`), as the --output-dir error says such a name."""
+    try:
+        file.encode()
+    except UnicodeEncodeError:  # (bytes that are not UTF-8 come from argv as lone surrogates)
+        return shell_word(file)
+    return file
 
 
 def _is_regular_file(stream: BinaryIO) -> bool:

@@ -158,15 +158,16 @@ class IndexOrFile:
 
 
 def gpu_indices_together(args: list[str]) -> tuple[list[str], IndexOrFile | None]:
-    """`--gpus 0 1 2` as `--gpus 0,1,2`. Click gives an option one value and leaves the other
-    indices among the arguments, where those after a job file (`run jobs.txt --gpus 0 1`,
-    `--job_file jobs.txt --gpus 0 1`) were taken for more job files. A word that reads as
-    indices is one, also where a file has its name: it is the job file only when it is the
-    last of them and nothing else is (RunCommand says so), as an index before another one
-    cannot be (what follows it would be a second job file). Also returned: that last word,
-    where it names a file."""
+    """`--gpus 0 1 2` as `--gpus 0,1,2`, and `--gpus 0 --gpus 1` as `--gpus 0,1` (click kept only
+    the last: every job ran on GPU 1, silently). Click gives an option one value and leaves the
+    other indices among the arguments, where those after a job file (`run jobs.txt --gpus 0 1`,
+    `--job_file jobs.txt --gpus 0 1`) were taken for more job files. A word that reads as indices is
+    one, also where a file has its name: it is the job file only when it is the last of them and
+    nothing else is (RunCommand says so), as an index before another one cannot be (what follows it
+    would be a second job file). Also returned: that last word, where it names a file."""
     out: list[str] = []
     index_or_file = None
+    gpus_at = None  # where the first --gpus's value is in `out`
     at = 0
     while at < len(args):
         arg = args[at]
@@ -185,7 +186,11 @@ def gpu_indices_together(args: list[str]) -> tuple[list[str], IndexOrFile | None
             index_or_file = IndexOrFile(args[at], spec) if Path(args[at]).is_file() else None
             spec += "," + args[at]
             at += 1
-        out += ["--gpus", spec]
+        if gpus_at is None:
+            gpus_at = len(out) + 1
+            out += ["--gpus", spec]
+        else:  # given again: both count, as --after's ids do (click kept only the last)
+            out[gpus_at] += "," + spec
     return out, index_or_file
 
 

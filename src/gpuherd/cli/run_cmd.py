@@ -32,7 +32,7 @@ from gpuherd.cli.run_gpus import probe_and_slots, split_gpus_and_file
 from gpuherd.cli.run_limits import refuse_impossible_run_wide
 from gpuherd.cli.run_order import earlier_run_times, reading_whole_input
 from gpuherd.cli.run_report import LineReporter
-from gpuherd.cli.submit_hints import devices_warned
+from gpuherd.cli.run_warnings import warned
 from gpuherd.core.text import shell_word
 from gpuherd.errors import HerdError
 from gpuherd.gc_pause import importing
@@ -59,7 +59,10 @@ TERMINAL_INPUT = (
 
 @click.command(name="run", cls=RunCommand)
 @click.argument("args", nargs=-1, shell_complete=completes("files"))
-@click.option("--gpus", help="GPUs to use: 0,1,2, 0 1 2 or 0-2; a repeated index is another slot.")
+@click.option(
+    "--gpus",
+    help="GPUs to use: 0,1,2, 0 1 2 or 0-2 (repeatable); a repeated index is another slot.",
+)
 @fake_gpus_option()
 @gpus_option("each job", flag="--gpus-per-job")
 @click.option(
@@ -209,7 +212,8 @@ def run(
         streamed = not isinstance(commands, list)  # (a file on disk is read whole at once)
         source = items_from_commands(commands, gpus_per_job, cwd, env)
         lookup = source.lookup  # (for the jobs read before git answered)
-    source = devices_warned(source)  # a line that sets CUDA_VISIBLE_DEVICES: as submit warns
+    # A CUDA_VISIBLE_DEVICES the jobs will not see, a bash word /bin/sh lacks: said once each.
+    source = warned(source, env, slots.keys, gpus_named=spec is not None or gpu_file is not None)
     out = Path(output_dir) if output_dir is not None else fresh_run_dir()
     try:
         with contextlib.ExitStack() as hold:  # the folder is this run's until it ends

@@ -40,8 +40,37 @@ def earlier_run_times(times_from: Path | None, output_dir: Path | None) -> dict[
             ) from None
         times = {}
     if not times:
+        run = _run_folder_in(folder)
+        inside = f"; {folder} holds runs: give one, as --times-from {run}" if run else ""
         click.echo(
             f"--order longest-first: no earlier run times in {folder} (no job folder with an "
-            "ended job.json): jobs start in input order"
+            f"ended job.json): jobs start in input order{inside}"
         )
     return times
+
+
+RUN_FOLDERS_LOOKED_AT = 20
+"""Folders looked into (newest first) for a run's, in a folder with no run's job folders."""
+
+
+def _run_folder_in(folder: Path) -> str | None:
+    """The newest folder in `folder` that holds run times: `--times-from herd_runs` (the
+    folder of the runs, not a run's) found none, and said nothing of where they were. None
+    when there is none among the newest RUN_FOLDERS_LOOKED_AT."""
+    import os
+
+    from gpuherd.core.text import shell_word
+    from gpuherd.jobfiles import earlier_run_times as times_in
+
+    try:
+        with os.scandir(folder) as entries:
+            found = [(e.stat().st_mtime, e.name) for e in entries if e.is_dir()]
+    except OSError:
+        return None
+    for _, name in sorted(found, reverse=True)[:RUN_FOLDERS_LOOKED_AT]:
+        try:
+            if times_in(folder / name):
+                return shell_word(str(folder / name))
+        except OSError:
+            continue
+    return None

@@ -11,7 +11,7 @@ import os
 import re
 import shlex
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -33,7 +33,6 @@ from gpuherd.typed_name import typed_name
 
 if TYPE_CHECKING:
     from gpuherd.client import Client
-    from gpuherd.wire import SubmitItem
 
 
 def hook_path_hint(command: str, cwd: str, home: str, env: Mapping[str, str]) -> str | None:
@@ -194,19 +193,3 @@ def _script_directives(path: str) -> list[str] | None:
             return directive_words(script.read(_SCRIPT_HEAD))
     except OSError:
         return None
-
-
-def devices_warned(items: Iterable[SubmitItem]) -> Iterator[SubmitItem]:
-    """`gpuherd run`'s jobs, passed on as they come (a pipe's line as it arrives), with a
-    warning on stderr before the first whose command sets CUDA_VISIBLE_DEVICES itself, named
-    by its number as the run's lines name it: once a run, not once for each of 1000 lines."""
-    jobs = iter(items)
-    for number, item in enumerate(jobs):
-        hint = command_devices_hint(item.command, item.gpus, item.only_gpus, keep_with=None)
-        if hint is not None:
-            said = f"[{number}] {hint} (said once, of the first line that sets it)"
-            click.echo(prefixed("warning", said), err=True)
-            yield item
-            yield from jobs
-            return
-        yield item

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+import re
 import shlex
 from collections.abc import Iterable, Iterator, Sequence
 
@@ -50,6 +52,7 @@ def command_lines(
     """
     pending: list[str] = []
     first = size = 0
+    read = _Read()
     for number, raw in enumerate(lines, 1):
         line = raw.rstrip("\r\n")
         if not pending and (not line.strip() or line.lstrip().startswith("#")):
@@ -63,9 +66,13 @@ def command_lines(
             if size > limit and len(_job([*pending, line]).encode()) > limit:
                 raise JobTooLong(first, number)
         pending.append(line)
-        if not _continues(line):
-            job = _job(pending)
+        # A `\` that ends a `# comment` continues nothing: sh ends the comment at the line
+        # break. Joined, the next line's job ran but showed as part of the comment.
+        commented = _continues(line) and read.ends_in_comment(line)
+        if not _continues(line) or commented:
+            job = "\n".join(pending).strip() if commented else _job(pending)
             pending = []
+            read = _Read()
             if job:
                 yield job
     job = _job(pending)  # input ended inside a continuation: run what there is, unless strict
@@ -85,8 +92,11 @@ def flat_command(command: str) -> str:
         return command
     lines = command.split("\n")
     text = lines[0]
-    for line in lines[1:]:
-        if not _continues(text):
+    read = _Read()
+    for before, line in itertools.pairwise(lines):
+        commented = read.ends_in_comment(before)  # (each line read: its quotes count)
+        if not _continues(text) or commented:  # (a comment's `\\` continues nothing)
+            read.line_break()
             text += "\n" + line
         elif text[-2:-1].isspace() or line[:1].isspace():
             text = text[:-1].rstrip() + " " + line.lstrip()
@@ -105,6 +115,52 @@ def shown_command(command: str) -> str:
     """`command` flat (as flat_command), cut to SHOWN_MOST characters, the last being `…`."""
     flat = flat_command(command)
     return flat if len(flat) <= SHOWN_MOST else flat[: SHOWN_MOST - 1] + "…"
+
+
+_SPECIAL = re.compile(r"""[\\'"#]""")
+_SPECIAL_IN_DOUBLE = re.compile(r'[\\"]')
+
+
+class _Read:
+    """How far sh has read a job, line by line: the quote open at a line's end, and the
+    character before it (the one before a continuation's `\\`, which sh drops with its line
+    break), so that a `#` at the next line's start is known to start a word or not."""
+
+    def __init__(self) -> None:
+        self._quote = ""  # ', " or none
+        self._before = ""  # "": the job's start, where a word starts
+
+    def line_break(self) -> None:
+        """The line read ended at a line break that is no continuation."""
+        self._before = "\n"
+
+    def ends_in_comment(self, line: str) -> bool:
+        """Read the next line of the job: whether its end is in a `# comment` (outside quotes,
+        at a word's start), where a `\\` is the comment's, as sh reads it."""
+        at, quote = 0, self._quote
+        while True:
+            if quote == "'":  # (nothing escapes in single quotes)
+                at = line.find("'", at) + 1
+                if not at:
+                    break
+                quote = ""
+                continue
+            found = (_SPECIAL_IN_DOUBLE if quote else _SPECIAL).search(line, at)
+            if found is None:
+                break
+            char, at = found.group(), found.end()
+            if char == "\\":
+                at += 1  # what it escapes (at the line's end: the line break)
+            elif char == "#":
+                before = line[found.start() - 1] if found.start() else self._before
+                if not before or before in _WORD_START:
+                    self._quote = ""
+                    return True
+            else:
+                quote = "" if quote else char
+        self._quote = quote
+        self._before = line[-2:-1] or self._before
+        return False
 
 
 def _continues(line: str) -> bool:
