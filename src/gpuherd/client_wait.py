@@ -80,17 +80,29 @@ class Sent:
         self.whole = True
 
 
-def done_later(exc: NoAnswer) -> NoAnswer:
+def done_later(exc: NoAnswer, path: str = "", body: Any = None) -> NoAnswer:
     """The line for a change asked of a daemon that did not answer (`submit`, `kill`, ...):
     it sits in the socket, and a daemon resumed (`kill -CONT`) or unstuck carries it out. A
-    user who ran the script again queued its jobs twice: what to look at first is said."""
+    user who ran the script again queued its jobs twice: what to look at first is said, for
+    the kind of request at `path` (with `body`): a setting's change pointed to the jobs."""
     return type(exc)(
         f"{exc}; "
         + as_typed(
             "the request was sent, so the daemon may still carry it out once it answers: "
-            "look with `gpuherd ls --all` (were the jobs queued? killed?) before asking again"
+            f"look with {_where_to_look(path, body)} before asking again"
         )
     )
+
+
+def _where_to_look(path: str, body: Any) -> str:
+    """The command that shows whether the change asked at `path` was carried out."""
+    if path == "/config":  # `config set NAME VALUE`, `config unset NAME`
+        from gpuherd.core.text import shell_word  # (on this error's path alone)
+
+        name = body.get("name") if isinstance(body, dict) else None
+        said = shell_word(name) if isinstance(name, str) and name else "NAME"
+        return f"`gpuherd config get {said}` (was it set?)"
+    return "`gpuherd ls --all` (were the jobs queued? killed?)"
 
 
 WENT_AWAY = (

@@ -13,7 +13,8 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
-from gpuherd.core.int64 import LARGEST_SAID
+from gpuherd.config_counts import AUTO, count, cpu_jobs, project_limits, retries, show_limits
+from gpuherd.config_hook import hook_command, hook_problem
 from gpuherd.core.log_caps import parse_log_cap, show_log_cap
 from gpuherd.core.model import ForeignMode, Policy
 from gpuherd.core.units import (
@@ -26,13 +27,10 @@ from gpuherd.errors import InvalidValue, unknown_setting
 from gpuherd.host_memory import host_memory_total
 from gpuherd.saved_settings import DamagedSetting
 from gpuherd.store import Store
-from gpuherd.store_rows import LARGEST
 
 log = logging.getLogger("gpuherd.daemon")
 
 _PREFIX = "config."
-AUTO = "auto"
-"""A value that means the setting's default where the daemon runs (`cpu-jobs auto`)."""
 DEFAULT = "default"
 """The value that puts any setting back to its default, kept as such (`config unset NAME`
 sets it): `reserve-after`, `retries` and others have no `auto`, and their default was only
@@ -60,130 +58,42 @@ def _percent(fraction: float) -> str:
 
 
 def _ram(text: str) -> int:
-    """A size, or a share of this machine's memory (20%, as gpulimit's SAFETY_KEEP_MEMORY)."""
+    """A size, or a share of this machine's memory (20%, as gpulimit's SAFETY_KEEP_MEMORY).
+    No job at all starts while less than it is available (core/placement.py), with --ram or
+    without: one the machine can never have available is refused, all of its memory or
+    more, or so near it (`99.99%`) that what this process itself holds is missing from it.
+    The refusal said "no job with --ram could start", and 99.99% was taken."""
     if text.strip() in ("0", "none"):
         return 0
     total = host_memory_total()
     size = int(_fraction(text) * total) if text.strip().endswith("%") else parse_size(text)
-    if size >= total:
+    own = _own_resident()
+    if size >= total - own:
+        said = f"all this machine's memory ({format_size(total)}) or more"
+        if size < total:
+            said = f"more than this machine's {format_size(total)} less the "
+            said += f"{format_size(own)} the daemon itself holds"
         raise ValueError(
-            f"{format_size(size)} is all this machine's memory ({format_size(total)}) or more: "
-            "no job with --ram could start; give less, or a share like 20%"
+            f"{format_size(size)} is {said}: no job could start (none starts while less "
+            "than keep-ram is available); give less, or a share like 20%"
         )
     return size
 
 
-def _whole(text: str, least: int, or_else: str = "") -> int:
-    """A whole number from `least` up to what the store holds: a larger one, saved, made
-    every job that took it fail to submit ("a number in the request is too large")."""
+def _own_resident() -> int:
+    """The memory this process holds (resident), which no job can ever have: 0 where
+    /proc does not say it."""
     try:
-        value = int(text)
-    except ValueError:
-        value = least - 1
-    if not least <= value <= LARGEST:
-        raise ValueError(
-            f"invalid count '{text}': use a number from {least} to {LARGEST_SAID}{or_else}"
-        )
-    return value
-
-
-def _count(text: str, words: str = "or none (no cap)") -> int | None:
-    """A count from 1, or none; a refusal names the `words` taken beside a number."""
-    if text.strip().lower() in ("none", "unlimited"):
-        return None
-    # From 1: 0 meant "no cap", the opposite of what it says.
-    return _whole(text, 1, f", {words}")
-
-
-def _retries(text: str) -> int:
-    return _whole(text, 0)
+        with open("/proc/self/statm", "rb") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 def _grace(text: str) -> float | str:
     """As `submit --grace` reads it (0 is refused there too: SIGKILL at once is a stop's
     choice, `kill --grace 0`), or auto (10s)."""
     return AUTO if text.strip().lower() == AUTO else parse_duration(text)
-
-
-def _command(text: str) -> str | None:
-    command = text.strip()
-    return None if command.lower() in ("", "none") else command
-
-
-def _shell_syntax(command: str | None) -> str | None:
-    """What the hooks' shell (`sh -n`) says of `command`, None when it reads it: a hook that
-    cannot parse (`echo "unterminated`) failed only once a job ended, in hooks.log."""
-    import subprocess  # deferred: the daemon loads settings at every start; this is rare
-
-    from gpuherd.executors.base import SpawnError, job_shell
-
-    if command is None:
-        return None
-    try:
-        shell = job_shell(os.environ)  # as hooks.py runs the hooks: the daemon's environment
-    except SpawnError:
-        return None  # a GPUHERD_SHELL that is not a program: logged when a hook starts
-    try:
-        proc = subprocess.run(
-            [shell, "-n", "-c", command, "sh"],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=10,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None  # no verdict: the hook's own run will tell
-    said = [line.strip() for line in proc.stderr.decode(errors="replace").splitlines()]
-    if proc.returncode == 0:
-        return None
-    complaint = next((line for line in said if line), f"exit status {proc.returncode}")
-    return f"the hooks' shell {shell} cannot parse it: {complaint}; fix it and set it again"
-
-
-def _project_limits(text: str, saved: bool = False) -> tuple[tuple[str, int], ...]:
-    """`lr-sweep=2,eval=1` (none = no limits): at most N jobs of each project at once. A
-    project given twice is refused, and a name with `=` in it (`a=1=2`, a typo, was taken as
-    project `a=1`), unless `saved`: a value saved before those refusals is read as it was
-    taken (a project at its last count; the last `=` splits)."""
-    if text.strip().lower() in ("", "none"):
-        return ()
-    limits: dict[str, int] = {}
-    for item in text.split(","):
-        name, sep, count = item.strip().rpartition("=")
-        name, count = name.strip(), count.strip()
-        # (int() raises on a string of over 4300 digits: such a count is refused here.)
-        number = int(count) if count.isdecimal() and len(count) < 40 else 0
-        if not sep or not name or not 1 <= number <= LARGEST:
-            raise ValueError(
-                f"invalid limit '{item.strip()}': use PROJECT=N with N from 1 to {LARGEST_SAID}, "
-                "comma-separated (lr-sweep=2,eval=1), or none"
-            )
-        words = item.split()
-        if len(words) > 1 and all("=" in word for word in words) and not saved:
-            # (`'g=1 h=2'`: not a project `g=1 h` with an `=` in it, as it was said to be)
-            raise ValueError(
-                f"invalid limit '{item.strip()}': separate limits with commas, not spaces: "
-                f"{','.join(words)}"
-            )
-        if "=" in name and not saved:
-            raise ValueError(
-                f"invalid limit '{item.strip()}': a project name cannot contain '=': use "
-                "PROJECT=N, comma-separated (lr-sweep=2,eval=1)"
-            )
-        if name in limits and not saved:  # (a typo, most likely)
-            twice = f"{name}={limits[name]}, {name}={number}"
-            raise ValueError(f"project '{name}' is given twice ({twice}): keep one")
-        limits[name] = number
-    return tuple(sorted(limits.items()))
-
-
-def _show_limits(limits: tuple[tuple[str, int], ...]) -> str:
-    return ",".join(f"{name}={count}" for name, count in limits) or "none"
-
-
-def _cpu_jobs(text: str) -> int | str | None:
-    if text.strip().lower() == AUTO:
-        return AUTO
-    return _count(text, "auto (one per core of this machine) or none (no cap)")
 
 
 def _foreign(text: str) -> ForeignMode:
@@ -239,31 +149,34 @@ SETTINGS: dict[str, Setting] = {
     ),
     "max-running": Setting(
         "max_running",
-        _count,
+        count,
         lambda v: "none" if v is None else str(v),
         "at most this many jobs run at once (none = no cap)",
+        load=partial(count, saved=True),
     ),
     "cpu-jobs": Setting(
         "cpu_jobs",
-        _cpu_jobs,
+        cpu_jobs,
         lambda v: "none" if v is None else str(v),
         "at most this many CPU-only jobs (--gpus 0) run at once (auto = one per core of "
         "this machine, no cap on a Ray cluster; none = no cap)",
+        load=partial(cpu_jobs, saved=True),
     ),
     "project-limits": Setting(
         "project_limits",
-        _project_limits,
-        _show_limits,
+        project_limits,
+        show_limits,
         "at most N jobs of a project (--project) run at once: PROJECT=N,... (none = no "
         "limits; the whole list is set at once)",
-        load=partial(_project_limits, saved=True),
+        load=partial(project_limits, saved=True),
         off="give PROJECT=N,... (lr-sweep=2,eval=1), or none for no limits",
     ),
     "retries": Setting(
         "retries",
-        _retries,
+        retries,
         str,
         "how often a failed job runs again when it was submitted without --retries",
+        load=partial(retries, saved=True),
     ),
     "grace": Setting(
         "grace",
@@ -274,11 +187,11 @@ SETTINGS: dict[str, Setting] = {
     ),
     "on-end": Setting(
         "on_end",
-        _command,
+        hook_command,
         lambda v: v or "none",
         "shell command run when a job that ran ends, told of it by GPUHERD_JOB_* "
         "variables (none = no command)",
-        _shell_syntax,
+        hook_problem,
         off="give a command, or none to turn the hook off",
     ),
     "max-log-size": Setting(

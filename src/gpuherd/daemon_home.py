@@ -323,10 +323,12 @@ class SocketKeeper:
         return None
 
     def remove(self) -> None:
-        """Remove the socket files this daemon made that are still its own."""
+        """Remove the socket files this daemon made that are still its own, and a long
+        home's folder under /tmp that held one (paths.remove_long_home_socket_dir)."""
         for path, identity in self._bound.items():
             if identity is not None and _identity(path) == identity:
                 path.unlink(missing_ok=True)
+            paths.remove_long_home_socket_dir(self.home, path)
 
 
 def _identity(path: Path) -> tuple[int, int] | None:

@@ -6,6 +6,8 @@ import os
 from pathlib import Path
 
 _SOCKET_PATH_MAX = 100  # sun_path holds 108 bytes on Linux; keep a margin
+SOCKET_PATH_MOST = 107
+"""The bytes a Unix socket's path may have on Linux: sun_path's 108, less the NUL ending it."""
 
 
 def home_dir(home: str | Path | None = None) -> Path:
@@ -88,20 +90,42 @@ def daemon_files(home: Path) -> tuple[Path, ...]:
 
 
 def socket_dir(home: Path) -> Path:
-    """A 0700 folder for the socket: under XDG_RUNTIME_DIR when set, else in the home.
+    """A 0700 folder for the socket, without GPUHERD_SOCKET: under XDG_RUNTIME_DIR when set,
+    else in the home.
 
     One folder per home (named by a hash of its path), so several homes never share a
-    socket; a home whose path is too long for a Unix socket gets a folder under /tmp.
+    socket; a home whose path is too long for a Unix socket gets a folder under /tmp
+    (long_home_socket_dir), which its daemon removes as it stops.
     """
-    if os.environ.get("GPUHERD_SOCKET"):
-        return Path(os.environ["GPUHERD_SOCKET"]).parent
     runtime = os.environ.get("XDG_RUNTIME_DIR")
     folder = Path(runtime) / "gpuherd" / _digest(home) if runtime else home / "run"
     if len(str(folder / "herd.sock")) > _SOCKET_PATH_MAX:
-        import tempfile  # rarely needed; costs the CLI a few ms at start-up
-
-        folder = Path(tempfile.gettempdir()) / f"gpuherd-{os.getuid()}" / _digest(home)
+        folder = long_home_socket_dir(home)
     return folder
+
+
+def long_home_socket_dir(home: Path) -> Path:
+    """The socket's folder of a home whose path is too long for a Unix socket:
+    /tmp/gpuherd-UID/HASH, a folder for each home in one for each user."""
+    import tempfile  # rarely needed; costs the CLI a few ms at start-up
+
+    return Path(tempfile.gettempdir()) / f"gpuherd-{os.getuid()}" / _digest(home)
+
+
+def remove_long_home_socket_dir(home: Path, socket: Path) -> None:
+    """Remove the /tmp/gpuherd-UID/HASH folder of `home`'s daemon as it stops, once its
+    socket is gone from it: they were never removed, and piled up (28 on one machine). Only
+    when `socket` is in it (a daemon of this home made it), and only if empty (a folder
+    holding anything else is not the daemon's to remove). gpuherd-UID is kept: the other
+    homes' daemons make their folders in it, and one removed under a daemon that starts
+    would fail its start."""
+    folder = socket.parent
+    if os.environ.get("GPUHERD_SOCKET") or folder != long_home_socket_dir(home):
+        return
+    try:
+        folder.rmdir()
+    except OSError:  # not empty, or gone already: left as it is
+        pass
 
 
 def _digest(home: Path) -> str:
@@ -117,9 +141,17 @@ def socket_note(home: Path) -> Path:
 
 
 def socket_path(home: Path) -> Path:
-    if os.environ.get("GPUHERD_SOCKET"):
-        return Path(os.environ["GPUHERD_SOCKET"])
-    return socket_dir(home) / "herd.sock"
+    """GPUHERD_SOCKET (a relative one from the home, where the daemon, in it, binds it: the
+    client took it from its own folder, and found the daemon only by its note), else
+    socket_dir's herd.sock. SocketPathTooLong for one no Unix socket can have: every command
+    said `AF_UNIX path too long (writing the output)`."""
+    given = os.environ.get("GPUHERD_SOCKET") or None
+    path = home / given if given else socket_dir(home) / "herd.sock"
+    if len(os.fsencode(path)) > SOCKET_PATH_MOST:
+        from gpuherd.socket_length import too_long  # (deferred: it loads click)
+
+        raise too_long(path, given)
+    return path
 
 
 def make_home(home: Path) -> None:

@@ -8,6 +8,7 @@ import pytest
 
 from gpuherd.config import SETTINGS, change
 from gpuherd.core.model import DEFAULT_GRACE, Policy
+from gpuherd.core.units import format_size
 from gpuherd.devices import host_memory_total
 from gpuherd.errors import HerdError
 from gpuherd.store import Store
@@ -30,10 +31,26 @@ def test_keep_ram_takes_a_size_or_a_share_of_this_machine() -> None:
 
 @pytest.mark.parametrize("value", ["99999999999999999999TiB", str(host_memory_total())])
 def test_keep_ram_of_all_the_memory_or_more_is_refused(value: str) -> None:
-    # Accepted before: no job with --ram could ever start, and nothing said why.
+    # Accepted before: no job could ever start, and nothing said why.
     with pytest.raises(ValueError, match=r"is all this machine's memory \(.*\) or more"):
         parse("keep-ram", value)
-    assert parse("keep-ram", str(host_memory_total() - 1)) == host_memory_total() - 1
+    less = host_memory_total() - GIB  # (all of it but a byte is refused: below)
+    assert parse("keep-ram", str(less)) == less
+
+
+@pytest.mark.parametrize("value", ["99.99%", "all but a byte"])
+def test_keep_ram_that_leaves_less_than_this_process_holds_is_refused(value: str) -> None:
+    # 99.99% was taken, then no job at all started, with --ram or without (a job without
+    # --ram waited for ever, `waiting for host memory`); the refusal said "with --ram".
+    total = host_memory_total()
+    with pytest.raises(ValueError) as refused:
+        parse("keep-ram", str(total - 1) if value == "all but a byte" else value)
+    said = str(refused.value)
+    assert f"is more than this machine's {format_size(total)} less the " in said, said
+    assert said.endswith(
+        " itself holds: no job could start (none starts while less than keep-ram is "
+        "available); give less, or a share like 20%"
+    ), said
 
 
 @pytest.mark.parametrize("value", ["", "10XB", "nan", "%", "100%", "1", "-1%", "5"])

@@ -5,6 +5,8 @@ parses first, and says `job id N`: core/idspec.check_job_id)."""
 
 from __future__ import annotations
 
+import re
+
 LARGEST = 2**63 - 1
 """The largest number an INTEGER column holds."""
 LARGEST_SAID = "2**63 - 1"
@@ -66,6 +68,12 @@ class LongNumber(int):
 
     def __format__(self, spec: str) -> str:
         return self.shown
+
+
+WHOLE_TEXT = re.compile(r"[+-]?\d+", re.ASCII)
+"""A whole number's text (blanks around it stripped) as a count is taken, `submit --retries`
+and `config set retries` alike: ASCII, as int() alone took other scripts' digits (`٤`) and
+`1_000`, which the job ids refuse (core/idspec.py) and no one means."""
 
 
 def whole(text: str) -> int:

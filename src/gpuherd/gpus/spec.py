@@ -52,6 +52,13 @@ def parse_fake_spec(text: str, name: str = "--fake-gpus") -> list[FakeGpu] | Pat
     items = split_items(stripped)
     if not any(items):
         raise ValueError(f"no fake GPUs given: {_FAKE_HELP}")
+    if len(items) > 1 and all(_is_digits(item) for item in items):
+        # `1,2` read as 1 + 2 GPUs, in silence: one used to `--gpus 1,2` meant GPUs 1 and 2.
+        last = max(int(item) for item in items)
+        raise ValueError(
+            f"{name}: {text.strip()!r} is a list of counts, not GPU indices: give one count "
+            f"({last + 1} makes GPUs 0 to {last}), or sizes (2x24GiB,1x80GiB)"
+        )
     gpus: list[FakeGpu] = []
     for item in items:
         count, size = _parse_fake_item(item, text, name)
