@@ -35,10 +35,9 @@ from gpuherd.submission import (
     unknown_jobs,
 )
 from gpuherd.submission_text import (
+    check_given,
     reject_bad_names,
-    reject_daemon_secret,
     reject_nul,
-    under_least,
 )
 from gpuherd.wire import ActionResult
 
@@ -126,15 +125,12 @@ class EditVerbs(JobVerbs):
             cwd=spec.cwd,
         )
         reject_bad_names(where, spec.env_overrides)
-        if "env_overrides" in changes:  # (not a job an older gpuherd took it for: dropped)
-            reject_daemon_secret(where, spec.env_overrides)
+        check_given(where, changes)
         if said := kept_list_contradiction(job.id, spec.after, spec.after_fail, {*changes, *clear}):
             raise InvalidValue(said)  # (before check_spec's words, which miss the kept list)
         # A grace of 0 an older gpuherd stored (its APIs took one) stays the job's, as a retry
         # keeps it: an edit of other fields is not refused for a value it did not type.
         check_spec(spec if "grace" in fields else replace(spec, grace=DEFAULT_GRACE), where)
-        if problem := under_least(**{name: changes.get(name) for name in ("mem", "ram")}):
-            raise InvalidValue(f"{where}{problem}")  # (as given: a stored one stays the job's)
         if "cwd" in fields:
             check_cwd(spec.cwd, where)
         if any(kind in fields for kind in KINDS):

@@ -21,11 +21,10 @@ from gpuherd.host_memory import host_memory_total
 from gpuherd.output_paths import absolute, output_problem, shown
 from gpuherd.submission_text import (
     blank,
+    check_given,
     field,
     reject_bad_names,
-    reject_daemon_secret,
     reject_nul,
-    under_least,
 )
 from gpuherd.wire import SubmitItem
 
@@ -62,14 +61,13 @@ def spec_from_item(
         error=item.error or "",
     )
     reject_bad_names(where, item.env or {}, item.env_overrides)
-    reject_daemon_secret(where, item.env_overrides)
     for what, text in ("name", item.name), ("project", item.project):
         if (wrong := blank(text)) is not None:  # (the dashboard sends a blank box as none)
             raise InvalidValue(f"{where}{field(what)} {wrong}: give a {what}, or leave it out")
+    given = ("name", "project", "env_overrides", "mem", "ram")  # (asdict copies `env`)
+    check_given(where, {what: getattr(item, what) for what in given})
     if item.begin is not None and not 0 <= item.begin <= LATEST:  # NaN too
         raise InvalidValue(f"{where}{field('begin')} must be {BEGIN_RANGE}")
-    if problem := under_least(mem=item.mem, ram=item.ram):
-        raise InvalidValue(f"{where}{problem}")
     if item.begin is not None and item.hold:
         raise InvalidValue(
             f"{where}give {field('hold')} or {field('begin')}, not both: "

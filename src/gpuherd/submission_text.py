@@ -5,6 +5,7 @@ submission.py); and how a message names a job's field, for every kind of client.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from gpuherd.core.text import shell_word
 from gpuherd.core.units import BARE_LEAST
@@ -28,6 +29,34 @@ def blank(text: str | None) -> str | None:
     return f"{shell_word(text)} is only white space" if text else "is empty"
 
 
+def check_given(where: str, given: Mapping[str, Any]) -> None:
+    """InvalidValue for what a submission or an edit gives (`given`, by field) that no job
+    may have and check_spec does not see: a name or project with a control character, one of
+    gpuherd's own variables among its --env pairs, a memory request of a few bytes. Only what
+    was given: a value an older gpuherd stored stays the job's."""
+    for what in ("name", "project"):
+        if said := control_in(what, given.get(what)):
+            raise InvalidValue(f"{where}{said}")
+    reject_reserved_names(where, given.get("env_overrides") or {})
+    if said := under_least(mem=given.get("mem"), ram=given.get("ram")):
+        raise InvalidValue(f"{where}{said}")
+
+
+def control_in(what: str, text: str | None) -> str | None:
+    """The refusal of a name (or project) that holds a control character (a line break, a
+    tab, ESC): `show` and `edit` printed it raw, over two lines, `ls` as spaces, and the job's
+    GPUHERD_JOB_NAME (and an `-o %x.log` file name) carried it. None for one without."""
+    if text is None or text.isprintable():  # (one C call: printable text is the rule)
+        return None
+    char = next((c for c in text if c < " " or c == "\x7f"), None)
+    if char is None:  # (other unprintable characters, letters of no script: left alone)
+        return None
+    return (
+        f"{field(what)} {shell_word(text)} holds a control character ({char!r}): give a "
+        f"{what} of one line, without tabs"
+    )
+
+
 def reject_bad_names(where: str, *envs: Mapping[str, str]) -> None:
     """InvalidValue for a variable name no environment can hold (empty, or with an '=')."""
     for env in envs:
@@ -39,15 +68,34 @@ def reject_bad_names(where: str, *envs: Mapping[str, str]) -> None:
             )
 
 
-def reject_daemon_secret(where: str, overrides: Mapping[str, str]) -> None:
-    """InvalidValue for GPUHERD_TOKEN among a job's own variables (`--env GPUHERD_TOKEN=x`):
-    the dashboard's token, a secret of the daemon's that no job is given (the engine removes
-    it), was shown by `show` and silently left out of the job's environment. (The submitter's
-    environment may hold it: it is dropped from there, as documented, not refused.)"""
+GPUHERD_SETS = {
+    "CUDA_DEVICE_ORDER": "PCI_BUS_ID, so that the GPU indices are nvidia-smi's",
+    "GPUHERD_JOB_ID": "the job's id",
+    "GPUHERD_JOB_NAME": "the job's name",
+    "GPUHERD_ATTEMPT": "the attempt's number",
+    "GPUHERD_JOB_DIR": "the job's folder",
+    "GPUHERD_ATTEMPT_DIR": "the attempt's folder",
+    "GPUHERD_ATTEMPT_KEY": "the attempt's key, by which gpuherd finds its processes",
+}
+"""The variables gpuherd sets in every job's environment (job_environment.job_env), over any
+--env of the same name: such a pair was taken, shown by `show`, and silently replaced. (Not
+CUDA_VISIBLE_DEVICES: replaced too, and said so by the client, device_hints.py.)"""
+
+
+def reject_reserved_names(where: str, overrides: Mapping[str, str]) -> None:
+    """InvalidValue for a job's own variable (`--env`) that the job would never see as given:
+    GPUHERD_TOKEN, a secret of the daemon's (the dashboard's token) that no job is given (the
+    engine removes it; the submitter's environment may hold it: dropped, not refused), and
+    those gpuherd sets itself (GPUHERD_SETS)."""
     if "GPUHERD_TOKEN" in overrides:
         raise InvalidValue(
             f"{where}{field('env')}: GPUHERD_TOKEN is the daemon's secret (the dashboard's "
             "token), never given to a job: leave it out, or pass the value under another name"
+        )
+    if taken := next((name for name in overrides if name in GPUHERD_SETS), None):
+        raise InvalidValue(
+            f"{where}{field('env')}: gpuherd sets {taken} in every job ({GPUHERD_SETS[taken]}),"
+            " over yours: leave it out, or pass the value under another name"
         )
 
 
