@@ -290,7 +290,7 @@ def test_edit_a_held_job_from_its_page(board: Board, expect: Any) -> None:
     page.fill("details.edit-job input[name=name]", "")
     page.click("#edit-button")
     expect(page.locator("#flash")).to_contain_text(
-        f"job {job_id}: edited (command, name to-edit -> none)"
+        f"job {job_id}: edited ('command', 'name' to-edit -> none)"
     )
     expect(page.locator("pre.command")).to_have_text("echo fixed")  # the page drew it again
     job = board.herd.job(job_id)

@@ -42,8 +42,8 @@ def test_where_it_runs_what_it_waits_for_and_when_it_begins(
     save(page, cwd=str(tmp_path), grace="30s", after="", after_any=f"#{other}", begin="+2h")
     said = page.locator("#flash .flash.ok")
     expect(said).to_contain_text(
-        f"job {job_id}: edited (cwd {was_cwd} -> {tmp_path}, grace 10s -> 30s, "
-        f"after {first} -> none, after_any none -> {other}, begin none -> "
+        f"job {job_id}: edited ('working directory' {was_cwd} -> {tmp_path}, 'grace' 10s ->"
+        f" 30s, 'after' {first} -> none, 'after any end of' none -> {other}, 'begin' none -> "
     )
     job = board.herd.job(job_id)
     assert (job["cwd"], job["grace"], job["after"], job["after_any"]) == (
@@ -62,11 +62,11 @@ def test_where_it_runs_what_it_waits_for_and_when_it_begins(
     expect(form.locator("[name=begin]")).to_have_value(begins)
     expect(form.locator("[name=grace]")).to_have_value("30.0s")
     save(page, name="renamed")
-    expect(said).to_contain_text(f"job {job_id}: edited (name none -> renamed)")
+    expect(said).to_contain_text(f"job {job_id}: edited ('name' none -> renamed)")
     assert board.herd.job(job_id)["begin"] == job["begin"]
 
     save(page, begin="")
-    expect(said).to_contain_text(f"job {job_id}: edited (begin ")
+    expect(said).to_contain_text(f"job {job_id}: edited ('begin' ")
     expect(said).to_contain_text("-> none, released")
     assert board.herd.job(job_id)["state"] == "queued"  # (it waits for `other`)
     page.close()

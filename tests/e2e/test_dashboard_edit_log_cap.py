@@ -27,12 +27,12 @@ def test_the_edit_form_sets_and_removes_the_cap(shared_daemon: Herd) -> None:
     herd = shared_daemon
     job = herd.submit("--hold", "--gpus", "0", "--max-log-size", "2MiB", "--", "true")
     assert 'name="was.max_log_size" value="2.0 MiB"' in herd.page(f"/jobs/{job}")
-    assert f"job {job}: edited (max_log_size 2 MiB -> 10 GiB)" in edited(herd, job, "10GiB")
+    assert f"job {job}: edited ('max log size' 2.0 MiB -> 10.0 GiB)" in edited(herd, job, "10GiB")
     assert herd.job(job)["max_log_size"] == 10 * 2**30
     said = edited(herd, job, "10")
     assert "'max log size': 10 is 10 bytes: give a unit, e.g. 10GiB; or none (no cap)" in said
-    assert f"job {job}: edited (max_log_size 10 GiB -> none)" in edited(herd, job, "")
+    assert f"job {job}: edited ('max log size' 10.0 GiB -> none)" in edited(herd, job, "")
     assert herd.job(job)["max_log_size"] is None
-    assert f"job {job}: edited (max_log_size none -> 3 MiB)" in edited(herd, job, "3MiB")
-    assert f"job {job}: edited (max_log_size 3 MiB -> none)" in edited(herd, job, "none")
+    assert f"job {job}: edited ('max log size' none -> 3.0 MiB)" in edited(herd, job, "3MiB")
+    assert f"job {job}: edited ('max log size' 3.0 MiB -> none)" in edited(herd, job, "none")
     assert herd.job(job)["max_log_size"] is None

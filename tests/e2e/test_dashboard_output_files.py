@@ -45,13 +45,15 @@ def test_the_edit_form_sets_and_clears_them(shared_daemon: Herd, shared_work: Pa
     # (the form is the job's own: its refusals start with the box, not the job)
     assert '">&#39;output file&#39; nowhere/x.log: the folder ' in bad.body
     edited = post(herd, path, **{**shown, "output": "o.log"}, **was)
-    assert f"job {job}: edited (output none -&gt; {shared_work}/o.log)" in edited.body
+    said = f"job {job}: edited ('output file' none -> {shared_work}/o.log)"
+    assert said in html.unescape(edited.body)
     page = herd.page(f"/jobs/{job}")
     assert f'name="was.output" value="{shared_work}/o.log"' in page
     shown = dict(re.findall(r'name="was\.(\w+)" value="([^"]*)"', page))
     was = {f"was.{name}": value for name, value in shown.items()}
     cleared = post(herd, path, **{**shown, "output": ""}, **was)  # emptied: cleared
-    assert f"job {job}: edited (output {shared_work}/o.log -&gt; none)" in cleared.body
+    said = f"job {job}: edited ('output file' {shared_work}/o.log -> none)"
+    assert said in html.unescape(cleared.body)
     assert herd.job(job)["output"] is None
 
 

@@ -327,8 +327,11 @@ def test_the_edit_form_sends_only_what_changed(shared_daemon: Herd) -> None:
         **{**fields, "gpus": "2", "timeout": "", "name": "x", "retry_delay": "30s"},
         **was,
     )
-    said = "edited (name none -> x, gpus 1 -> 2, retry_delay none -> 30s, timeout 1m40s -> none)"
-    assert f"job {job_id}: {said}".replace(">", "&gt;") in edited.body
+    said = (
+        "edited ('name' none -> x, 'GPUs' 1 -> 2, 'retry delay' none -> 30s,"
+        " 'timeout' 1m40s -> none)"
+    )
+    assert f"job {job_id}: {said}" in html.unescape(edited.body)
     job = daemon.job(job_id)
     assert (job["gpus_requested"], job["timeout"], job["mem"]) == (2, None, 10_000_000_000)
     assert job["retry_delay"] == 30.0
@@ -682,9 +685,10 @@ def test_the_forms_take_only_gpus(shared_daemon: Herd, tmp_path: Path) -> None:
     was = {f"was.{name}": value for name, value in shown.items()}
     path = f"/ui/jobs/{job_id}/edit"
     edited = post(daemon, path, **{**shown, "only_gpus": "2"}, **was)
-    assert f"job {job_id}: edited (only_gpus 1,3 -&gt; 2)" in edited.body
+    assert f"job {job_id}: edited (&#39;only on GPUs&#39; 1,3 -&gt; 2)" in edited.body
     cleared = post(daemon, path, **{**shown, "only_gpus": ""}, **{**was, "was.only_gpus": "2"})
-    assert f"job {job_id}: edited (only_gpus 2 -&gt; any)" in cleared.body  # blank: unset
+    said = f"job {job_id}: edited ('only on GPUs' 2 -> any)"
+    assert said in html.unescape(cleared.body)  # blank: unset
     assert daemon.job(job_id)["only_gpus"] == []
 
 

@@ -199,7 +199,7 @@ def test_an_edit_refused_is_said_by_its_box_until_the_next_edit(board: Board, ex
     page.fill(f"{EDIT} [name=name]", "renamed")
     page.click("#edit-button")
     expect(page.locator("#flash .flash.ok")).to_have_text(
-        f"job {job_id}: edited (name none -> renamed)"
+        f"job {job_id}: edited ('name' none -> renamed)"
     )
     expect(page.locator(f"{EDIT} .edit-refusal")).to_have_count(0)
     page.close()

@@ -77,7 +77,9 @@ def test_a_metric_named_like_another_column_is_told_apart(capsys: Any) -> None:
     """metrics.json may hold `lr` (the rate a scheduler ended with) or `seconds`."""
     rows = [point("lr=0.1", {"lr": 0.1}, metrics={"lr": 0.001, "seconds": 9, "acc": 0.5})]
     data = table(rows, metric_keys=["lr", "seconds", "acc"])
-    assert status(data)[0] == "FOLDER  lr   STATE      JOB  TIME  lr (metric)  seconds  acc"
+    # (`seconds` too: `--sort seconds` is the TIME column's, as its header says)
+    header = "FOLDER  lr   STATE      JOB  TIME  lr (metric)  seconds (metric)  acc"
+    assert status(data)[0] == header
     sweep_render.status_csv(data)
     header, values = capsys.readouterr().out.splitlines()
     assert header == "folder,lr,state,job_id,seconds,lr (metric),seconds (metric),acc"

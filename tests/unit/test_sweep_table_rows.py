@@ -63,11 +63,18 @@ def test_the_tables_headers_sort_by_the_fields_they_show() -> None:
     assert [r["folder"] for r in sort_rows(rows, "STATE", [], [])] == ["a", "b", "c"]
 
 
-def test_a_metric_or_parameter_named_as_a_header_keeps_its_name() -> None:
-    rows = [{**row(n, {"time": t}, job=j), "seconds": s, "job_id": 1} for n, t, j, s in (
-        ("a", 2, "z", 1.0), ("b", 1, "y", 2.0))]  # fmt: skip
-    assert [r["folder"] for r in sort_rows(rows, "time", ["job"], ["time"])] == ["b", "a"]
-    assert [r["folder"] for r in sort_rows(rows, "job", ["job"], ["time"])] == ["b", "a"]
+def test_a_header_sorts_by_its_column_and_a_metric_of_its_name_by_its_kind() -> None:
+    """A metric `time` or a parameter `job` took over `--sort time` and `--sort job` (and on
+    the page a metric `seconds` its *Run time* header): the header is the column's now, and
+    `metric:NAME`, `param:NAME` or the label `NAME (metric)` name the others."""
+    rows = [{**row(n, {"time": t}, job=j), "seconds": s, "job_id": i} for n, t, j, s, i in (
+        ("a", 2, "z", 1.0, 1), ("b", 1, "y", 2.0, 2))]  # fmt: skip
+    assert [r["folder"] for r in sort_rows(rows, "time", ["job"], ["time"])] == ["a", "b"]
+    assert [r["folder"] for r in sort_rows(rows, "job", ["job"], ["time"])] == ["a", "b"]
+    for key in ("metric:time", "time (metric)", "-metric:time"):
+        order = [r["folder"] for r in sort_rows(rows, key, ["job"], ["time"])]
+        assert order == (["a", "b"] if key.startswith("-") else ["b", "a"])
+    assert [r["folder"] for r in sort_rows(rows, "param:job", ["job"], ["time"])] == ["b", "a"]
     with pytest.raises(Exception, match=r"^cannot sort by 'TIMES': .* peak_mem; prefix -"):
         sort_rows(rows, "TIMES", [], [])
 

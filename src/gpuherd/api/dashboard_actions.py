@@ -19,13 +19,18 @@ from starlette.datastructures import QueryParams
 from gpuherd.api import views
 from gpuherd.api.buttons import older_runs
 from gpuherd.api.form_fields import FIELD_READERS, read_field
-from gpuherd.api.form_words import EDIT_LABELS, GPU_LABELS, in_form_words
+from gpuherd.api.form_words import (
+    EDIT_LABELS,
+    GPU_LABELS,
+    edited_in_form_words,
+    in_form_words,
+)
 from gpuherd.api.forms import Form, one, read_form, service_of
 from gpuherd.api.id_params import JobId
 from gpuherd.api.routes import RouteTable
 from gpuherd.api.views_jobs import latest_ids
 from gpuherd.core.edit import CLEARABLE
-from gpuherd.core.idspec import JOBS_THERE_ARE, format_ids, summarize
+from gpuherd.core.idspec import JOBS_THERE_ARE, MAX_GPU_INDEX, format_ids, summarize
 from gpuherd.core.int64 import fits, holds
 from gpuherd.core.model import DeviceState
 from gpuherd.core.states import JobState
@@ -212,8 +217,15 @@ async def edit(request: Request, job_id: JobId) -> Response:
     try:
         changes, clear = _edited_fields(form, edited)
         service = service_of(request)
+        job = service.store.get_job(job_id)  # (as it was: the answer says what changed)
         changed: list[EditedJob] = []  # (what it changed: for the warnings)
         messages = _results(service.edit([job_id], changes, clear, changed))
+        if job is not None and changed:  # its fields by the boxes' labels, as refusals are
+            spec, fields, begun = changed[0].spec, changed[0].fields, "begin" in edited
+            messages = [
+                (ok, edited_in_form_words(m, job.spec, spec, fields, EDIT_LABELS, begun))
+                for ok, m in messages
+            ]
         messages += [(True, f"warning: {said}") for said in edit_warnings(service.engine, changed)]
     except FieldRefused as exc:
         messages, field = [(False, str(exc))], exc.field
@@ -285,7 +297,7 @@ async def gpus(request: Request) -> Response:
     service = service_of(request)
     op = one(form, "op")
     try:
-        index = _whole(one(form, "index"), "index")
+        index = _gpu_index(one(form, "index"))
         if op == "add":
             slots = one(form, "slots").strip()  # empty: the slots it has (or had)
             message = service.gpu_add(index, _whole(slots, "slots") if slots else None)
@@ -300,6 +312,17 @@ async def gpus(request: Request) -> Response:
     except HerdError as exc:
         messages = [(False, in_form_words(str(exc), GPU_LABELS))]
     return _answer(request, form, messages)
+
+
+def _gpu_index(text: str) -> int:
+    """The index box as a whole number; one past 64 bits refused as -1 is, naming the GPUs'
+    limit (service_system.gpu_index). The daemon's check answered it as the API answers any
+    number past 64 bits, `index N is too large (at most 2**63 - 1)`: a 422 the page showed
+    nothing of (a console error), naming a limit that is not the GPUs'."""
+    index = _whole(text, "index")
+    if not holds(index):
+        raise InvalidValue(f"GPU {index} is not a GPU index: use 0 to {MAX_GPU_INDEX}")
+    return index
 
 
 def _whole(text: str, label: str) -> int:

@@ -3,6 +3,7 @@ a submission, shown again with the error when something is wrong."""
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import time
@@ -28,6 +29,7 @@ from gpuherd.core.model import JobSpec
 from gpuherd.core.retry_budget import idle_retry_delay
 from gpuherd.core.states import FINISHED_STATES, JobState, OutcomeKind
 from gpuherd.core.when import parse_begin, past_begin_hint
+from gpuherd.device_hints import GpusHad, command_devices_hint, visible_devices_hint
 from gpuherd.errors import HerdError
 from gpuherd.program_hints import program_hints, program_word, quoted_home_hint
 from gpuherd.script_files import (
@@ -37,6 +39,7 @@ from gpuherd.script_files import (
     unknown_program,
 )
 from gpuherd.service import Service, Submitted
+from gpuherd.service_reasons import configured_gpus
 from gpuherd.wire import SubmitItem
 
 routes = RouteTable(include_in_schema=False)
@@ -212,8 +215,13 @@ async def submit(request: Request) -> Response:
         url += f"&missing={format_ids(missing)}"  # the jobs page warns (missing_script_warnings)
     if items and items[0].begin is not None and items[0].begin < time.time() - 1:
         url += f"&begun={items[0].begin:.0f}"  # a begin already past: past_begin_notes
-    if submitted.notes:  # the jobs page says them (submission_notes), as the CLI prints them
-        noted = [i for i, item in zip(submitted.ids, items, strict=True) if _may_note(item)]
+    # The jobs page says them (submission_notes), as the CLI prints them.
+    noted = [
+        i
+        for i, item in zip(submitted.ids, items, strict=True)
+        if (submitted.notes and _may_note(item)) or _devices_hints(item)
+    ]
+    if noted:
         url += f"&noted={format_ids(noted)}"
     return RedirectResponse(url, status_code=303)
 
@@ -222,6 +230,22 @@ def _may_note(item: SubmitItem) -> bool:
     """Whether the job gives what a submission's notes are of (Submitted.notes): an
     --only-gpus, which may name a GPU not there, or a --retry-delay, which may do nothing."""
     return bool(item.only_gpus) or bool(item.retry_delay)
+
+
+def _devices_hints(spec: SubmitItem | JobSpec, had: GpusHad | None = None) -> list[str]:
+    """What `gpuherd submit` warns of a CUDA_VISIBLE_DEVICES the job sets, in its command or
+    its 'environment changes' (device_hints.py, as cli/submit_hints.py asks), the fix in the
+    form's words (`'only on GPUs' 3`). The form said nothing: a command that set it ran on a
+    GPU another job held. Not of the daemon's own environment, which the form's user did
+    not set (as an edit's warnings leave it out)."""
+    gpus, only = spec.gpus, spec.only_gpus or ()
+    hints = [
+        visible_devices_hint(
+            {}, spec.env_overrides or {}, gpus, only, had, set_with=f"'{SUBMIT_LABELS['env']}'"
+        ),
+        command_devices_hint(spec.command, gpus, only, had=had),
+    ]
+    return [in_form_words(hint, SUBMIT_LABELS) for hint in hints if hint is not None]
 
 
 def _runs_missing(item: SubmitItem | JobSpec, found: _ProgramHints) -> bool:
@@ -306,8 +330,9 @@ def past_begin_notes(submitted: Sequence[int], begun: str) -> list[str]:
 
 def submission_notes(service: Service, submitted: Sequence[int], noted: str) -> list[str]:
     """The notes `gpuherd submit` prints as warnings (Submitted.notes), for the jobs page the
-    form leads to: an --only-gpus that names a GPU not there, a --retry-delay that does
-    nothing (never retried), of the jobs `noted` (its `noted=`) that are of `submitted`. Said
+    form leads to: a CUDA_VISIBLE_DEVICES the jobs set (_devices_hints), an --only-gpus that
+    names a GPU not there, a --retry-delay that does nothing (never retried), of the jobs
+    `noted` (its `noted=`) that are of `submitted`. Said
     again from their specs, as missing_script_warnings is: a link typed by hand warns of
     nothing not so, and a GPU added since is warned of no more. (The page said none of them:
     `--only-gpus 0,5` on GPUs 0-3 went unseen, a typo the CLI warns of.)"""
@@ -317,7 +342,10 @@ def submission_notes(service: Service, submitted: Sequence[int], noted: str) -> 
         return []
     jobs = service.store.get_jobs(ids) if ids else {}
     specs = [(job_id, jobs[job_id].spec) for job_id in ids if job_id in jobs]
-    notes = service.unknown_gpus_named(specs)
+    had = functools.cache(lambda: configured_gpus(service.engine))  # (asked once, if at all)
+    # (each once, as `submit` prints them: 1,000 lines that set it warn once)
+    notes = list(dict.fromkeys(hint for _, spec in specs for hint in _devices_hints(spec, had)))
+    notes += service.unknown_gpus_named(specs)
     if idle := idle_retry_delay(specs):
         notes.append(idle)
     return notes

@@ -7,7 +7,11 @@ submission_text.field), which a form's user never typed."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
+
+from gpuherd.core.edit import EDITABLE, change, describe_edit
+from gpuherd.core.model import JobSpec
+from gpuherd.core.units import format_size
 
 SUBMIT_LABELS = {
     "commands": "commands",
@@ -95,3 +99,54 @@ def in_form_words(message: str, labels: Mapping[str, str]) -> str:
     parts = _FIELD.sub(label, message).split("`")
     # (the odd parts are quoted commands: `gpuherd edit 7 --gpus 1` stays as it is typed)
     return "`".join(p if i % 2 else _OPTION.sub(option, p) for i, p in enumerate(parts))
+
+
+_SIZES = ("mem", "ram", "max_log_size")
+"""Fields whose values are sizes: an edit's answer says them as the form's boxes show them."""
+
+
+def edited_in_form_words(
+    line: str,
+    before: JobSpec,
+    after: JobSpec,
+    fields: Collection[str],
+    labels: Mapping[str, str],
+    begin: bool = False,
+) -> str:
+    """An edit's answer (`job 7: edited (only_gpus 1 -> 2, ram 1.0 GiB -> 2.0 GiB, ...)`)
+    with each field named by its box's label, as the form's refusals name it, and every size
+    as the boxes show it: `edited ('only on GPUs' 1 -> 2, 'host memory' 1.0 GiB -> 2.0 GiB,
+    'max log size' 1.0 GiB -> 2.0 GiB)`. Before, the form said the API's names and wrote
+    sizes two ways (`max_log_size 1 GiB`, as the CLI's `edit` does, which keeps it). Only
+    the daemon's description of `fields` (core/edit.describe_edit, in EDITABLE's order) and,
+    with `begin` (edited), of the begin time that follows it are rewritten, found whole: the
+    rest (its times, a retry's wait) stays, and a line that does not hold them (the job
+    edited again meanwhile) is left as it is."""
+    order = [name for name in EDITABLE if name in fields]
+    said = f"edited ({describe_edit(before, after, order)}" if order else "edited ("
+    if said not in line:
+        return line
+
+    def part(name: str) -> str:
+        if name not in labels:  # (no box for it: as the daemon names it)
+            return describe_edit(before, after, [name])
+        label = f"'{labels[name]}'"
+        if name == "command":
+            return label
+        if name in _SIZES:
+            was, now = (getattr(spec, name) for spec in (before, after))
+            return f"{label} {_size(was)} -> {_size(now)}"
+        return f"{label} {change(name, before, after)}"
+
+    ours = f"edited ({', '.join(map(part, order))}"
+    if begin:  # (service_edit._describe_begin: `begin none -> 23:30`, after the fields)
+        time = (", " if order else "") + "begin "
+        start = line.index(said) + len(said)
+        if line.startswith(time, start):
+            said += time
+            ours += (", " if order else "") + f"'{labels['begin']}' "
+    return line.replace(said, ours, 1)
+
+
+def _size(value: int | None) -> str:
+    return format_size(value) if value else "none"

@@ -24,6 +24,7 @@ from gpuherd.core.run_time import ran_for
 from gpuherd.core.units import format_duration
 from gpuherd.errors import HerdError, NotFound
 from gpuherd.service import Service
+from gpuherd.sweep_sort import Columns
 from gpuherd.sweeps import Sweeps
 
 MEAN_OF = 200
@@ -203,6 +204,38 @@ class SweepQuery:
         return "asc" if self.sort == key else "desc" if self.sort == f"-{key}" else ""
 
 
+@dataclass(frozen=True)
+class Head:
+    """A header of the sweep table: the sort key its link gives, its text."""
+
+    key: str
+    text: str
+    kind: str = ""
+    """"param" or "metric" (its cells' class); "" for a column of the table's own."""
+
+
+OWN_HEADS = (Head("state", "State"), Head("job_id", "Job"), Head("seconds", "Run time"))
+"""The table's own columns after the parameters (`#`, the point's index, comes first)."""
+
+
+def heads(params: list[str], table: dict[str, Any]) -> list[Head]:
+    """The table's headers, in its columns' order. A parameter or metric named as a column
+    of the table's own (`state`, `seconds`, `index`, `job_id`), or starting with `-`, links to
+    `?sort=metric:NAME` and is labelled `NAME (metric)` where its name names that column:
+    the two `State` headers both linked `?sort=state` and sorted by the metric, and
+    `?sort=-acc` of a metric `-acc` read as acc descending (sweep_sort.Columns)."""
+    columns = Columns(table["varying"], table["metric_keys"], params)
+    return [
+        Head("index", "#"),
+        *(Head(columns.sort_key("param", k), columns.label("param", k), "param") for k in params),
+        *OWN_HEADS,
+        *(
+            Head(columns.sort_key("metric", m), columns.label("metric", m), "metric")
+            for m in table["metric_keys"]
+        ),
+    ]
+
+
 @dataclass
 class SweepPage:
     table: dict[str, Any]
@@ -217,6 +250,7 @@ class SweepPage:
     """Points in the table, on every page."""
     plot: views_plot.Scatter | None
     notes: list[str] = field(default_factory=list)
+    heads: list[Head] = field(default_factory=list)
 
     @property
     def first(self) -> int:
@@ -291,6 +325,7 @@ def sweep_page(service: Service, name: str, q: SweepQuery) -> SweepPage:
         total=len(rows),
         plot=plot,
         notes=notes,
+        heads=heads(params, table),
     )
 
 

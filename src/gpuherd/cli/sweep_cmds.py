@@ -280,7 +280,8 @@ def _sweep_exists(name: str) -> bool:
 @click.option(
     "--sort",
     "sort_key",
-    help="Sort by a metric, a parameter or a column (TIME, JOB, STATE); -KEY = descending.",
+    help="Sort by a metric, a parameter or a column (TIME, JOB, STATE); -KEY = descending; "
+    "metric:NAME for a metric named as a column.",
 )
 @options.states_option(
     POINT_STATES,

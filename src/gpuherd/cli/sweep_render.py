@@ -15,6 +15,7 @@ from gpuherd.cli import plain, render
 from gpuherd.core.sweep_names import sweep_option, value_text
 from gpuherd.core.sweep_values import metric_text
 from gpuherd.core.units import format_duration, format_size, plural
+from gpuherd.sweep_sort import Columns
 from gpuherd.typed_name import typed_name
 
 _POINT_STYLE = {"done": "green", "missing": "dim"}
@@ -195,8 +196,13 @@ def _point_table(
 ) -> list[str]:
     varying, metrics = table["varying"], table["metric_keys"]
     peaks = any(row.get("peak_mem") for row in rows)
-    headers = ["FOLDER", *varying, "STATE", "JOB", "TIME", *(["PEAK MEM"] * peaks)]
-    headers += _metric_labels(metrics, headers)
+    # A parameter or metric named as a column of the table's own (`state`, `seconds`) is
+    # told apart, as --sort takes its header (`--sort "seconds (metric)"`): `--sort seconds`
+    # is the TIME column's, where it went by the metric.
+    columns = Columns(varying, metrics, ())
+    params = [columns.label("param", k) for k in varying]
+    headers = ["FOLDER", *params, "STATE", "JOB", "TIME", *(["PEAK MEM"] * peaks)]
+    headers += _metric_labels(metrics, headers, columns=columns)
     cells: list[list[plain.Cell]] = []
     for row in rows:
         state = row["state"]
@@ -268,8 +274,15 @@ _POINT_CSV = ["folder", "state", "job_id", "seconds"]
 """`sweep status --csv`'s own columns (the parameters go after the folder)."""
 
 
-def _metric_labels(metrics: list[str], taken: list[str], kind: str = "metric") -> list[str]:
+def _metric_labels(
+    metrics: list[str], taken: list[str], kind: str = "metric", columns: Columns | None = None
+) -> list[str]:
     """Metric column names; one named like another column (a parameter whose metric differs
-    from it, `seconds`...) is told apart as `NAME (metric)` (a parameter's, `NAME (param)`)."""
+    from it, `seconds`...) is told apart as `NAME (metric)` (a parameter's, `NAME (param)`);
+    with `columns`, also one whose name --sort takes for another column (`time`)."""
     names = {name.casefold() for name in taken}
-    return [f"{k} ({kind})" if k.casefold() in names else k for k in metrics]
+
+    def clash(k: str) -> bool:
+        return k.casefold() in names or (columns is not None and columns.label(kind, k) != k)
+
+    return [f"{k} ({kind})" if clash(k) else k for k in metrics]
