@@ -206,3 +206,24 @@ def test_counts_of_thousands_of_points_have_separators() -> None:
     out = io.StringIO()
     sweep_render.sweep_list([listed], plain.Terminal(out))
     assert out.getvalue().splitlines()[1].split()[:3] == ["big", "5,000", "5,000"]
+
+
+def test_metrics_that_do_not_fit_the_window_are_left_out_and_said() -> None:
+    """`sweep status` in a window of 60 with four metrics printed rows of 84 columns, which
+    wrapped: the last metrics are left out, named, and the rows fit."""
+    metrics = {"accuracy": 0.1, "validation_loss": 1.1, "train_loss": 2.1, "epochs_done": 1}
+    rows = [point(f"lr={lr}", {"lr": lr}, metrics=metrics) for lr in (0.1, 0.01)]
+    term = terminal(width=60)
+    sweep_render.status_table(table(rows, metric_keys=list(metrics)), term)
+    lines = output(term)
+    table_lines = lines[: len(rows) + 1]
+    assert all(len(line) <= 60 for line in table_lines), table_lines
+    assert table_lines[0].split()[-1] == "accuracy"
+    assert lines[len(rows) + 1] == (
+        "3 metrics not shown, for the window's width (validation_loss, train_loss, "
+        "epochs_done): --csv or --json gives every one"
+    )
+    wide = terminal(width=200)  # all of them where they fit, and nothing said
+    sweep_render.status_table(table(rows, metric_keys=list(metrics)), wide)
+    assert output(wide)[0].split()[-4:] == list(metrics)
+    assert not any("not shown" in line for line in output(wide))

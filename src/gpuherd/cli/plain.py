@@ -225,6 +225,20 @@ def table_width(headers: Sequence[str], rows: Sequence[Sequence[Cell]]) -> int:
     return _span(_widths([clean(h) for h in headers], _texts(rows)))
 
 
+def least_widths(
+    headers: Sequence[str], rows: Sequence[Sequence[Cell]], shrink: Sequence[int], least: int = 10
+) -> list[int]:
+    """Each column's width in a `table` of these rows at the least: a column of `shrink` cut
+    as far as `table` cuts it (to `least`, or its header's width), the others whole. A caller
+    whose table may not fit even so (`sweep status`, of many metrics) leaves columns out by
+    them (the table's width: their sum, and GAP between)."""
+    heads = [clean(h) for h in headers]
+    widths = _widths(heads, _texts(rows))
+    for index in shrink:
+        widths[index] = min(widths[index], max(least, cells(heads[index])))
+    return widths
+
+
 def _texts(rows: Sequence[Sequence[Cell]]) -> list[list[str]]:
     return [[clean(c if isinstance(c, str) else c[0]) for c in row] for row in rows]
 

@@ -219,10 +219,26 @@ def _point_table(
             ]
         )
     # Too wide for the terminal: cut the folder first (its parameters have their own columns),
-    # then the parameters, then the metrics; state, job and times stay whole.
+    # then the parameters, then the metrics; state, job and times stay whole. Still too wide
+    # with each cut to its least, the last metrics are left out, and said: rows of 84
+    # columns wrapped in a window of 60.
     first_metric = len(headers) - len(metrics)
     shrink = [0, *range(1, 1 + len(varying)), *range(first_metric, len(headers))]
-    return plain.table(term, headers, cells, shrink=shrink)
+    least = plain.least_widths(headers, cells, shrink)
+    kept = len(headers)
+    while kept > first_metric and sum(least[:kept]) + len(plain.GAP) * (kept - 1) > term.width:
+        kept -= 1
+    lines = plain.table(
+        term, headers[:kept], [row[:kept] for row in cells], shrink=[i for i in shrink if i < kept]
+    )
+    if left := len(headers) - kept:
+        lines.append(
+            plain.clean(
+                f"{plural(left, 'metric')} not shown, for the window's width"
+                f" ({', '.join(metrics[-left:])}): --csv or --json gives every one"
+            )
+        )
+    return lines
 
 
 def status_csv(table: dict[str, Any]) -> None:
