@@ -37,7 +37,7 @@ Reads = Store | ReadOnlyStore
 Row = TypeVar("Row", Job, int)
 
 RECENT_FINISHED = 10
-"""How many finished jobs a plain `ls` shows after the active ones."""
+"""How many finished jobs a plain `ls` shows beside the active ones: those that ended last."""
 
 
 @dataclass(frozen=True)
@@ -49,15 +49,15 @@ class ListingQuery:
     """Only jobs in these states (none: as `all_jobs` says)."""
     match: JobFilter = ANY_JOB
     all_jobs: bool = False
-    """Every job; else, without `states`, a plain `ls`: the active ones and the most recent
-    finished ones."""
+    """Every job; else, without `states`, a plain `ls`: the active ones and the finished ones
+    that ended last."""
     limit: int | None = None
     newest_first: bool = False
     """`last`: the jobs by id, the newest first, whatever their state."""
 
 
 PLAIN_LS = ListingQuery()
-"""`gpuherd ls` as it is: the active jobs and the most recent finished ones."""
+"""`gpuherd ls` as it is: the active jobs and the finished ones that ended last."""
 LIVE_JOBS = ListingQuery(tuple(LIVE_STATES), all_jobs=True)
 """The jobs running or paused: the dashboard's GPUs' and overview's."""
 
@@ -99,9 +99,11 @@ def _listed(reads: Reads, query: ListingQuery) -> tuple[list[Job], LeftOut]:
         if waiting_states:
             jobs += reads.waiting_in_order(match, None, waiting_states)
         return jobs, NOTHING
-    # A plain `ls`: the limit cuts the waiting jobs alone, from the last to start.
+    # A plain `ls`: the limit cuts the waiting jobs alone, from the last to start. The
+    # finished ones are those that ended last (by id, a long run that failed after later,
+    # shorter jobs had ended was left out), listed by id with the running ones.
     waiting = reads.waiting_in_order(match, limit)
-    recent = reads.list_jobs(tuple(FINISHED_STATES), match, RECENT_FINISHED, newest_first=True)
+    recent = reads.list_jobs(tuple(FINISHED_STATES), match, RECENT_FINISHED, ended_last_first=True)
     live = reads.list_jobs(tuple(LIVE_STATES), match)
     jobs = sorted(recent + live, key=lambda j: j.id) + waiting
     return jobs, _beyond(reads, tuple(WAITING_STATES), match, limit, len(waiting))
@@ -142,8 +144,13 @@ class _Rows(Generic[Row]):
     def __init__(self, reads: Reads, match: JobFilter) -> None:
         self.reads, self.match = reads, match
 
-    def newest(self, states: Sequence[JobState], limit: int | None) -> list[Row]:
-        """Up to `limit` of the jobs of `states` by id, the newest first."""
+    def every(self, states: Sequence[JobState]) -> list[Row]:
+        """The jobs of `states` (the running and paused ones: all are listed)."""
+        raise NotImplementedError
+
+    def ended_last(self, states: Sequence[JobState], limit: int) -> list[Row]:
+        """Up to `limit` finished jobs of `states`, those that ended last first (by id, a
+        long run that ended after later jobs was counted among the `earlier` left out)."""
         raise NotImplementedError
 
     def next_to_start(self, states: Sequence[JobState], limit: int) -> list[Row]:
@@ -166,8 +173,11 @@ class _Rows(Generic[Row]):
 
 
 class _Jobs(_Rows[Job]):
-    def newest(self, states: Sequence[JobState], limit: int | None) -> list[Job]:
-        return self.reads.list_jobs(states, self.match, limit, newest_first=True)
+    def every(self, states: Sequence[JobState]) -> list[Job]:
+        return self.reads.list_jobs(states, self.match)
+
+    def ended_last(self, states: Sequence[JobState], limit: int) -> list[Job]:
+        return self.reads.list_jobs(states, self.match, limit, ended_last_first=True)
 
     def next_to_start(self, states: Sequence[JobState], limit: int) -> list[Job]:
         return self.reads.waiting_in_order(self.match, limit, states)
@@ -177,8 +187,11 @@ class _Jobs(_Rows[Job]):
 
 
 class _Ids(_Rows[int]):
-    def newest(self, states: Sequence[JobState], limit: int | None) -> list[int]:
-        return self.reads.list_job_ids(states, self.match, limit, newest_first=True)
+    def every(self, states: Sequence[JobState]) -> list[int]:
+        return self.reads.list_job_ids(states, self.match)
+
+    def ended_last(self, states: Sequence[JobState], limit: int) -> list[int]:
+        return self.reads.list_job_ids(states, self.match, limit, ended_last_first=True)
 
     def next_to_start(self, states: Sequence[JobState], limit: int) -> list[int]:
         return self.reads.waiting_ids(self.match, states, limit)
@@ -191,15 +204,16 @@ def _nearest_now(
     rows: _Rows[Row], started: Sequence[JobState], waiting: Sequence[JobState], limit: int
 ) -> tuple[list[Row], LeftOut]:
     """The rows of a listing by state (or --all) cut to `limit` as core/nearest_now.py says:
-    every running or paused job, the newest finished ones and the next to start, listed as
-    uncut (those that started by id, then the waiting in start order). At most `limit` rows
-    of each side are read, newest first along the id (a listing of 100,000 finished jobs
-    reads its last 100), and each side counted only where it filled what was read."""
+    every running or paused job, the finished ones that ended last and the next to start,
+    listed as uncut (those that started by id, then the waiting in start order): the
+    `earlier` finished jobs left out ended before those kept. At most `limit` rows of each
+    side are kept (store_reads.ENDED_LAST_FIRST says what reading the finished ones costs),
+    and each side counted only where it filled what was read."""
     live = [s for s in started if s in LIVE_STATES]
     ended = [s for s in started if s not in LIVE_STATES]
-    running = rows.newest(live, None) if live else []
+    running = rows.every(live) if live else []
     room = max(0, limit - len(running))
-    finished = rows.newest(ended, room) if ended and room else []
+    finished = rows.ended_last(ended, room) if ended and room else []
     coming = rows.next_to_start(waiting, room) if waiting and room else []
     finished_count = len(finished) if len(finished) < room else rows.count(ended)
     waiting_count = len(coming) if len(coming) < room else rows.count(waiting)

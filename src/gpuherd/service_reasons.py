@@ -22,6 +22,7 @@ from gpuherd.core.when import format_moment
 from gpuherd.devices import DeviceTable
 from gpuherd.engine import TELEMETRY_MAX_AGE, Engine
 from gpuherd.host_room import HostMemory
+from gpuherd.store import Store
 from gpuherd.submission import never_runs, never_runs_judge
 
 
@@ -41,6 +42,7 @@ def explainer(
     now = engine.clock()
     missing = engine.devices.missing()
     shapes = _ByShape(engine, devices, reservations, host, missing)
+    begins = _Begins(store)
 
     def explain(job: Job) -> str | None:
         if job.state is not JobState.QUEUED:
@@ -56,7 +58,7 @@ def explainer(
         if job.spec.after or job.spec.after_any or job.spec.after_fail:
             unmet = store.unmet_deps(job.id)
             if unmet:
-                return _waiting_for(unmet) + _stuck_among(unmet)
+                return _waiting_for(unmet) + _stuck_among(unmet, begins.of(unmet), now)
         if job.release_at is not None:
             when, delay = format_moment(job.release_at, now), job.spec.retry_delay or 0
             return f"retrying at {when} (--retry-delay {format_given(delay)})"
@@ -214,30 +216,60 @@ def _jobs(ids: Sequence[int], to: str) -> str:
 _RANGES_SHOWN = 4
 
 
-def _stuck_among(unmet: Sequence[tuple[int, str, str]]) -> str:
+class _Begins:
+    """The `--begin` times of held jobs others wait for, read once per listing (a sweep's
+    points waiting for one held job ask for it 1,000 times)."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._known: dict[int, float | None] = {}
+
+    def of(self, unmet: Sequence[tuple[int, str, str]]) -> dict[int, float]:
+        """The held ones' of `unmet` (id, state, kind) that have one, by id."""
+        held = [i for i, state, _ in unmet if state == JobState.HELD.value]
+        if unread := [i for i in held if i not in self._known]:
+            jobs = self._store.get_jobs(unread)
+            self._known.update((i, jobs[i].release_at if i in jobs else None) for i in unread)
+        return {i: at for i in held if (at := self._known[i]) is not None}
+
+
+def _stuck_among(
+    unmet: Sequence[tuple[int, str, str]], begins: Mapping[int, float], now: float
+) -> str:
     """What lets a job waiting for held or paused ones run (neither ends by itself): else
     `waiting for job 19` read as if job 19 would end by itself. ` (held: gpuherd release 19)`,
-    ` (paused: gpuherd resume 19)`, or both kinds, `; `-separated; '' when none is."""
+    ` (paused: gpuherd resume 19)`, or both kinds, `; `-separated; '' when none is. One held
+    until its --begin time (`begins`, by id) starts by itself then: ` (held until 23:59)`,
+    the last of them (it said `held: gpuherd release 20`, which starts it now)."""
+    held = [i for i, state, _ in unmet if state == JobState.HELD.value]
+    paused = [i for i, state, _ in unmet if state == JobState.PAUSED.value]
+    timed = [i for i in held if i in begins]
+    until = f"held until {format_moment(max(begins[i] for i in timed), now)}" if timed else ""
     said = [
-        _among([i for i, state, _ in unmet if state == kind.value], len(unmet), kind, verb)
-        for kind, verb in ((JobState.HELD, "release"), (JobState.PAUSED, "resume"))
+        _among([i for i in held if i not in begins], len(unmet), JobState.HELD, "release"),
+        _among(timed, len(unmet), JobState.HELD, None, until),
+        _among(paused, len(unmet), JobState.PAUSED, "resume"),
     ]
     return f" ({'; '.join(s for s in said if s)})" if any(said) else ""
 
 
-def _among(stuck: Sequence[int], waited_for: int, state: JobState, verb: str) -> str:
+def _among(
+    stuck: Sequence[int], waited_for: int, state: JobState, verb: str | None, said: str = ""
+) -> str:
     """`held: gpuherd release 19` when all are so, `jobs 3,9 held: gpuherd release 3,9` when
-    some; past a few ranges, `ls --state held` lists them; '' for none."""
+    some; past a few ranges, `ls --state held` lists them; '' for none. `said`: the words of
+    their state (its name); without a `verb`, nothing to do: `jobs 3,9 held until 23:59`."""
     if not stuck:
         return ""
-    ids = format_ids(stuck)
+    ids, said = format_ids(stuck), said or state.value
     every = len(stuck) == waited_for
     if len(ids.split(",")) > _RANGES_SHOWN:
         some = "all" if every else f"{len(stuck):,} of them"
-        return f"{some} {state.value}: gpuherd ls --state {state.value}"
+        return f"{some} {said}" + (f": gpuherd ls --state {state.value}" if verb else "")
+    way = f": gpuherd {verb} {ids}" if verb else ""
     if every:
-        return f"{state.value}: gpuherd {verb} {ids}"
-    return f"{'job' if len(stuck) == 1 else 'jobs'} {ids} {state.value}: gpuherd {verb} {ids}"
+        return f"{said}{way}"
+    return f"{'job' if len(stuck) == 1 else 'jobs'} {ids} {said}{way}"
 
 
 def _never_here(job_id: int, reason: Refusal) -> str:

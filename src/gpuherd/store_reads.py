@@ -220,8 +220,10 @@ class JobReads:
         match: JobFilter = ANY_JOB,
         limit: int | None = None,
         newest_first: bool = False,
+        ended_last_first: bool = False,
     ) -> list[Job]:
-        sql, args = _listing(rows.JOB_COLUMNS, states, match, limit, newest_first)
+        order = ENDED_LAST_FIRST if ended_last_first else _by_id(newest_first)
+        sql, args = _listing(rows.JOB_COLUMNS, states, match, limit, order)
         return self._jobs_of(self._db.execute(sql, args))
 
     def list_job_ids(
@@ -230,8 +232,10 @@ class JobReads:
         match: JobFilter = ANY_JOB,
         limit: int | None = None,
         newest_first: bool = False,
+        ended_last_first: bool = False,
     ) -> list[int]:
-        sql, args = _listing("id", states, match, limit, newest_first)
+        order = ENDED_LAST_FIRST if ended_last_first else _by_id(newest_first)
+        sql, args = _listing("id", states, match, limit, order)
         return [row[0] for row in self._db.execute(sql, args)]
 
     def queued_ready(self, gpus: int | None = None) -> Generator[Job, None, None]:
@@ -298,17 +302,35 @@ _QUEUED_ENDS = f"SELECT ({_QUEUED_GPUS.format('MIN(gpus)')}), ({_QUEUED_GPUS.for
 _QUEUED_NEXT = _QUEUED_GPUS.format("MIN(gpus)") + " AND gpus > ?"
 
 
+ENDED_LAST_FIRST = "COALESCE(ended_at, created_at) DESC, id DESC"
+"""The finished jobs that ended last first (`ls`'s recent ones, a cut listing's newest;
+JobFilter.since's end: a row from an older gpuherd without one, by its submission). By id,
+a run that failed after ten later, shorter jobs had ended was left out of `ls`. No index
+holds ended_at: each finished job's row is read (along jobs_state, those alone: a big queue's
+few finished jobs cost nothing), ~20 ms for 100,000, on the listing thread."""
+
+
+def _by_id(newest_first: bool) -> str:
+    return "id DESC" if newest_first else "id"
+
+
 def _listing(
     columns: str,
     states: Sequence[JobState],
     match: JobFilter,
     limit: int | None,
-    newest_first: bool,
+    order: str,
 ) -> tuple[str, list[Any]]:
-    """The query of a listing (`columns` of the jobs in `states` that `match`, by id, the
-    newest first if asked, at most `limit`) and its arguments: list_jobs' and list_job_ids'."""
+    """The query of a listing (`columns` of the jobs in `states` that `match`, in `order`: by
+    id, or ENDED_LAST_FIRST; at most `limit`) and its arguments: list_jobs' and list_job_ids'."""
     where, args = rows.filters(states, match)
-    sql = f"SELECT {columns} FROM jobs {where} ORDER BY {'id DESC' if newest_first else 'id'}"
+    # Cut and sorted by end, the ids first, then those rows whole: sorted whole, each
+    # finished row was read whole (`ls` of 100,000 finished jobs: 43 ms, not 19; `--limit
+    # 100`: 120 ms, not 26).
+    whole_after = limit is not None and order == ENDED_LAST_FIRST and columns != "id"
+    sql = f"SELECT {'id' if whole_after else columns} FROM jobs {where} ORDER BY {order}"
     if limit is not None:
         sql += f" LIMIT {int(limit)}"
+    if whole_after:
+        sql = f"SELECT {columns} FROM jobs WHERE id IN ({sql}) ORDER BY {order}"
     return sql, args

@@ -78,16 +78,37 @@ def ended_badly(client: Client, job: dict[str, Any], followed: str = "stdout") -
 
     job_id = int(job["id"])
     line = f"job {job_id}: {ending(job)}"
-    if followed == "stdout" and has_text(client, job_id, "stderr", None):
+    if (
+        followed == "stdout"
+        and not stderr_is_stdout(client, job)
+        and has_text(client, job_id, "stderr", None)
+    ):
         line += f"; its stderr: {typed_name()} log {job_id} --stderr"
     return line
 
 
+def stderr_is_stdout(client: Client, job: dict[str, Any]) -> bool:
+    """Whether the job's stderr goes to its stdout's file (`-o F` without `-e`, or `-o F -e
+    F`), as `show` says it (`(with stdout)`): the follow printed it already, and pointing at
+    `log --stderr` printed the same text again. Asked of the daemon where `job` does not
+    say (a wait's endings); not known, False: the pointer, as before."""
+    files = job.get("log_files")
+    if files is None:
+        try:
+            files = client.get(f"/jobs/{job['id']}").get("log_files")
+        except HerdError:
+            return False
+    return bool(files) and files.get("stderr") is not None and files["stderr"] == files["stdout"]
+
+
 def not_started_note(job: dict[str, Any]) -> str | None:
     """What `log -f` says on stderr of a job that has not started and will not at once (held,
-    waiting for its --begin time, a dependency or GPUs): it waits silently for the job
-    otherwise, which reads as a hang. None for one that ran, or is about to start."""
-    if job["attempt"] or job["state"] not in ("queued", "held"):
+    waiting for its --begin time, a retry's --retry-delay, a dependency or GPUs): it waits
+    silently for the job otherwise, which reads as a hang. Of one that ran before (a retry
+    waiting, one held by `retry --hold`), its last attempt's log is printed first, then its
+    next attempt's (it said nothing of such a job). None for one running, ended, or about
+    to start."""
+    if job["state"] not in ("queued", "held"):
         return None
     why = str(job.get("reason") or job["state"])
     if why == "starting":
@@ -96,9 +117,11 @@ def not_started_note(job: dict[str, Any]) -> str | None:
     if job["state"] == "held":
         then = "starts it now" if job.get("begin") else "lets it run"
         release = f" ({typed_name()} release {job_id} {then})"
-    return prefixed(
-        f"job {job_id} has not started yet: {why}; its log follows once it starts{release}"
-    )
+    if job["attempt"]:
+        said = f"has not run again yet: {why}; its next attempt's log follows once it starts"
+    else:
+        said = f"has not started yet: {why}; its log follows once it starts"
+    return prefixed(f"job {job_id} {said}{release}")
 
 
 def one_place(first: TextIO, second: TextIO) -> bool:

@@ -49,8 +49,9 @@ def _text(key: str) -> Callable[[Job, float], plain.Cell]:
 
 
 def _moment(key: str) -> Callable[[Job, float], plain.Cell]:
-    """23:30 today, Nov 26 02:00 another day (as `ls` says a --begin time)."""
-    return lambda job, now: format_moment(job[key], now) if job.get(key) else ""
+    """23:30:12 today, Nov 26 02:00:00 another day: the seconds always (as `ls` says a --begin
+    time, without them at :00, a column mixed 18:26 and 18:26:01)."""
+    return lambda job, now: format_moment(job[key], now, seconds=True) if job.get(key) else ""
 
 
 def _rounded(key: str) -> Callable[[Job], Any]:

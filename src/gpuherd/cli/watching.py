@@ -65,17 +65,32 @@ def _through_restarts(
 
 
 def _redraw(lines: Callable[[plain.Terminal], list[str]]) -> None:
+    from rich import get_console
     from rich.live import Live
     from rich.text import Text
 
+    console = get_console()  # (Live's: its height follows a resized window, LINES too)
+
     def frame() -> Text:
         # A new Terminal each time: its width follows a resized window.
-        return Text.from_ansi("\n".join(lines(plain.Terminal())), no_wrap=True)
+        term = plain.Terminal()
+        shown = fitted(lines(term), console.height, term)
+        return Text.from_ansi("\n".join(shown), no_wrap=True)
 
-    with Live(frame(), auto_refresh=False) as live:
+    # Cut by fitted, not by Live: its `...` under a cut frame was bold (red at a colour
+    # terminal), written under NO_COLOR too.
+    with Live(frame(), console=console, auto_refresh=False, vertical_overflow="crop") as live:
         while True:
             time.sleep(EVERY)  # nothing to wait on in between: the times shown grow
             live.update(frame(), refresh=True)
+
+
+def fitted(lines: list[str], height: int, term: plain.Terminal) -> list[str]:
+    """`lines` in `height` rows of the window: past it, the first ones and a last `…`, as a
+    cut cell ends (the rows that did not fit are the last: the queue's far end)."""
+    if len(lines) <= height:
+        return lines
+    return [*lines[: max(0, height - 1)], term.shown(plain.ELLIPSIS)]
 
 
 def _append(lines: Callable[[plain.Terminal], list[str]], term: plain.Terminal) -> None:

@@ -223,14 +223,16 @@ def _clock(at: float) -> datetime:
     )
 
 
-def format_moment(at: float, now: float) -> str:
+def format_moment(at: float, now: float, seconds: bool = False) -> str:
     """ "23:30" today, "Nov 26 02:00" on another day, "2027-01-05 02:00" in another year
-    (seconds only when there are some)."""
+    (seconds only when there are some: a --begin time as it was given). `seconds`: always
+    (`ls`'s SUBMITTED, STARTED, ENDED: a job at :00 showed `18:26` among `18:26:01` rows,
+    which `sort` and `awk` read apart)."""
     try:
         moment, today = _clock(at), _clock(now)
     except (ValueError, OverflowError, OSError):  # beyond any date (an older gpuherd let it in)
         return f"{at:.0f} (epoch seconds)"
-    clock = moment.strftime("%H:%M:%S" if moment.second else "%H:%M")
+    clock = moment.strftime("%H:%M:%S" if seconds or moment.second else "%H:%M")
     if moment.date() == today.date():
         return clock
     if moment.year == today.year:
