@@ -151,7 +151,7 @@ def test_a_placeholder_in_a_sweeps_env_is_warned_of_with_the_command_that_sets_i
         (["submit", "-W", "3", "--", "true"], "No such option '-W': use --after IDS: only once"),
         (["submit", "-G", "2", "--", "true"], "No such option '-G': use --gpus N (tsp -G)"),
         # gflow's commands and options
-        (["gbatch", "--gpus", "1", "true"], "No such command 'gbatch': gpuherd submit -- CMD"),
+        (["gbatch", "--gpus", "1", "true"], "'gbatch': gpuherd submit --gpus 1 -- true queues"),
         (["gqueue"], "No such command 'gqueue': gpuherd ls lists the jobs"),
         (["gcancel", "3"], "No such command 'gcancel': gpuherd kill IDS stops jobs"),
         (["cancel", "3"], "No such command 'cancel': gpuherd kill IDS stops jobs"),

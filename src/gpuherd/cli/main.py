@@ -342,7 +342,8 @@ def _other_tools_word(exc: click.ClickException, ctx: Any, argv: list[str]) -> s
         said = theirs.command_hint(where, name, typed[1:])
         return said or (theirs.program_hint(typed) if where == theirs.TOP else None)
     named = exc.option_name if isinstance(exc, click.NoSuchOption) else None
-    return named and (theirs.option_hint(where, named) or theirs.own_option_hint(ctx, named))
+    after = argv[argv.index(named) + 1 :] if named in argv else []  # (pueue's `-d 2h`)
+    return named and (theirs.option_hint(where, named, after) or theirs.own_option_hint(ctx, named))
 
 
 def drop_output(stream: TextIO) -> None:

@@ -13,10 +13,12 @@ import os
 import re
 import shlex
 import shutil
+import time
 from collections.abc import Sequence
 from typing import Any
 
 # (main.py and the tests take the options' table from here)
+from gpuherd.cli.other_tools_options import PUEUE_DELAY
 from gpuherd.cli.other_tools_options import SWEEP as SWEEP
 from gpuherd.cli.other_tools_options import THEIR_OPTIONS as THEIR_OPTIONS
 from gpuherd.cli.other_tools_options import TOP as TOP
@@ -220,6 +222,11 @@ def command_hint(group: str, name: str, after: Sequence[str] = ()) -> str | None
         hint = hint.replace("NAME", shlex.quote(after[0]))
     if name in ("sbatch", "gbatch") and any(w.partition("=")[0] == "--array" for w in after):
         hint = THEIR_OPTIONS["submit"]["--array"]
+    elif group == TOP and after:  # (`gbatch --gpus 1 ...`, `scancel --name foo`)
+        from gpuherd.cli.other_tools_verbs import gbatch_hint, verb_option_hint
+
+        theirs = gbatch_hint(after) if name == "gbatch" else verb_option_hint(name, after)
+        hint = theirs or hint
     return f"No such command {name!r}: {as_typed(hint)}" if hint else None
 
 
@@ -255,13 +262,33 @@ def extra_argument(ctx: Any, message: str) -> str | None:
     return f"{said}; {as_typed(hint)}" if hint else said
 
 
-def option_hint(command: str | None, option: str) -> str | None:
-    """`No such option '--label': use --name NAME (...)`, or None."""
+def option_hint(command: str | None, option: str, after: Sequence[str] = ()) -> str | None:
+    """`No such option '--label': use --name NAME (...)`, or None. `after`: the words typed
+    after it: pueue's `add -d 2h` is its --delay, where task-spooler's `-d` takes no value."""
     hint = THEIR_OPTIONS.get(command or "", {}).get(option)
+    if option == "-d" and command == "submit" and (begin := _pueue_delay(after)) is not None:
+        hint = PUEUE_DELAY.format(begin)
     if hint is None:
         return None
     use = "use " if hint.startswith("--") else ""  # (not before a whole command)
     return f"No such option {option!r}: {use}{as_typed(hint)}"
+
+
+def _pueue_delay(after: Sequence[str]) -> str | None:
+    """`--begin`'s value of pueue's `add -d 2h` (+2h; 23:30 as it is); None when the word
+    after `-d` is no time: a job's command (`tsp -d python ...`), an id, nothing."""
+    from gpuherd.core.when import parse_begin
+
+    word = after[0] if after else ""
+    if not word or word.isdigit():
+        return None
+    for begin in (word, f"+{word}") if ":" in word else (f"+{word}", word):
+        try:
+            parse_begin(begin, time.time())
+        except ValueError:
+            continue
+        return begin
+    return None
 
 
 def own_option_hint(ctx: Any, option: str) -> str | None:

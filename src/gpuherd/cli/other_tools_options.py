@@ -9,6 +9,8 @@ TOP = ""
 its flags); a group's own key is its name (`gpus`)."""
 
 _GROUP = "--project NAME (pueue's --group)"
+PUEUE_DELAY = "--begin {} (pueue's -d, --delay)"
+"""pueue's `add -d 2h`, with its time (submit's `-d` is task-spooler's unless one follows)."""
 _HOLD = "--hold (pueue's --stashed)"
 _EDIT = (
     "gpuherd retry --hold IDS, then gpuherd edit IDS ..., then gpuherd release IDS (pueue's --edit)"
@@ -158,6 +160,8 @@ THEIR_OPTIONS = {
         "--group": f"{_GROUP}; gpuherd config set project-limits NAME=N caps it",
         "--delay": "--begin +2h, or a time: --begin 23:30 (pueue's --delay)",
         "--stashed": _HOLD,
+        "-s": "--hold (pueue's -s, --stashed)",
+        "-l": "--name NAME (pueue's -l, --label)",
         "--working-directory": "--cwd DIR (pueue's --working-directory)",
         "-d": "--after-any last" + _TSP_LAST,
         "-D": "--after-any IDS" + _TSP_ENDED,

@@ -4,7 +4,6 @@ from the CLI, for the daemon: device_hints.py, program_hints.py, script_files.py
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import itertools
 import os
@@ -18,6 +17,7 @@ import click
 
 from gpuherd.cli.main import prefixed
 from gpuherd.cli.param_types import AFTER_IDS, GPU_INDICES
+from gpuherd.cli.sbatch_hints import sbatch_lines_hint
 from gpuherd.core.when import past_begin_hint
 from gpuherd.device_hints import GpusHad, command_devices_hint, visible_devices_hint
 from gpuherd.errors import HerdError
@@ -28,8 +28,7 @@ from gpuherd.program_hints import (
     quoted_home_hint,
     spaced_program_hint,
 )
-from gpuherd.script_files import missing_script_hints, names_a_file, on_job_path, script_file
-from gpuherd.typed_name import typed_name
+from gpuherd.script_files import missing_script_hints, names_a_file, on_job_path
 
 if TYPE_CHECKING:
     from gpuherd.client import Client
@@ -147,49 +146,3 @@ def warn_submitted(
     for hint in dict.fromkeys(hints):
         if hint is not None:
             click.echo(prefixed("warning", hint), err=True)
-
-
-_SCRIPT_HEAD = 64 * 1024
-"""How much of a script is read for its #SBATCH lines (they come before its first command)."""
-
-
-def sbatch_lines_hint(command: str, job: Mapping[str, Any], env: Mapping[str, str]) -> str | None:
-    """What to say when `command` runs a script written for Slurm: its `#SBATCH` lines are
-    sbatch's options, which gpuherd does not read (core/sbatch_directives.py). Names the
-    options that do their job here, but those the submission gave itself; None when there
-    are none left to give, and for anything else."""
-    from gpuherd.core.sbatch_directives import FIELDS, submit_options
-    from gpuherd.wire import JobOptions
-
-    path = script_file(command, job["cwd"], env)
-    words = None if path is None else _script_directives(path)
-    if path is None or words is None:
-        return None
-    options, left_out = submit_options(words)
-    defaults = {f.name: f.default for f in dataclasses.fields(JobOptions)}
-    defaults["name"] = None  # (a SubmitItem's, not a JobOptions')
-    # (what the submission gave itself is what it meant)
-    options = [pair for pair in options if job.get(FIELDS[pair[0]]) == defaults[FIELDS[pair[0]]]]
-    if not options:
-        return None
-    given = " ".join(f"{option} {shlex.quote(value)}" for option, value in options)
-    plain = all(word and shlex.quote(word) == word for word in command.split(" "))
-    run = command if plain else shlex.quote(command)  # (`'./job.sh > out.txt'`)
-    unused = f" ({', '.join(left_out)}: not used here)" if left_out else ""
-    return (
-        f"{os.path.relpath(path, job['cwd'])} has #SBATCH lines, which gpuherd does not read:"
-        f" give their options to submit: {typed_name()} submit {given} -- {run}{unused}"
-    )
-
-
-@functools.cache
-def _script_directives(path: str) -> list[str] | None:
-    """The #SBATCH words of the script at `path`, read once however many of a `--file`'s
-    10,000 lines run it; None when it cannot be read."""
-    from gpuherd.core.sbatch_directives import directive_words
-
-    try:
-        with open(path, encoding="utf-8", errors="replace") as script:
-            return directive_words(script.read(_SCRIPT_HEAD))
-    except OSError:
-        return None

@@ -32,6 +32,7 @@ from gpuherd.cli.main import prefixed
 from gpuherd.cli.option_checks import one_output
 from gpuherd.cli.output_options import output_options
 from gpuherd.cli.param_types import SEED, Place, WholeRange, checked_by_daemon, completes
+from gpuherd.cli.sbatch_hints import sweep_sbatch_hint
 from gpuherd.cli.submit_hints import gpus_had
 from gpuherd.cli.sweep_args import ParamsCommand, build, is_file, lone_value_warnings
 from gpuherd.cli.sweep_dry_run import DryRun, check_size, dry_run
@@ -204,12 +205,13 @@ def submit_sweep(ctx: click.Context, /, source: str, **opts: Any) -> None:
     if not is_file(source) and is_bare_command(source, bool(params)):
         raise click.UsageError(_bare_command(source))
     # Said as the daemon's warnings: `-p lr 0.1,0.01` (one point), and, once for the sweep as
-    # submit says it, a template that sets CUDA_VISIBLE_DEVICES itself.
+    # submit says them, a template that sets CUDA_VISIBLE_DEVICES itself or runs a Slurm script.
     devices = command_devices_hint(
         spec.command or "", options.gpus, options.only_gpus, "submit the sweep", gpus_had
     )
-    cli_warnings = [*lone_value_warnings(params), *([devices] if devices else [])]
     env = options.env_overrides or {}
+    sbatch = sweep_sbatch_hint(spec.command or "", asdict(options), cwd, {**os.environ, **env})
+    cli_warnings = [*lone_value_warnings(params), *filter(None, (devices, sbatch))]
     flags = dict(opts["env_pairs"])  # (over the file's env, name by name)
     file_env = {k: v for k, v in env.items() if k not in flags} if is_file(source) else {}
     if opts["dry_run"]:

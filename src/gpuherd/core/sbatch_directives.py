@@ -30,6 +30,8 @@ _GPU_COUNTS = ("--gpus", "-G", "--gpus-per-node", "--gpus-per-task")
 _SHORT_FLAGS = set("HWOQvkhs")
 """sbatch's one-letter options that take no value (`-H`: hold, `-W`: wait, ...)."""
 _LONG_FLAGS = {"--requeue", "--no-requeue", "--exclusive", "--hold", "--wait", "--parsable"}
+_LONG_NAMES = {"-a": "--array", "-d": "--dependency"}
+"""Short names of the options answered by their long one (submit's hint names those)."""
 
 FIELDS = {
     "--name": "name",
@@ -40,6 +42,8 @@ FIELDS = {
     "--ram": "ram",
     "--begin": "begin",
     "--priority": "priority",
+    "--mem": "mem",
+    "--grace": "grace",
 }
 """Each option given here, by the field of a submission it sets."""
 
@@ -74,6 +78,7 @@ def _options(words: Sequence[str]) -> Iterator[tuple[str, str]]:
             option, value = word[:2], word[2:]
             if not value and word[1] not in _SHORT_FLAGS:
                 value = next(rest, "")
+            option = _LONG_NAMES.get(option, option)
         else:
             continue  # (a stray word: sbatch would refuse the script)
         yield option, value
@@ -91,7 +96,7 @@ def _gpus(option: str, value: str) -> str | None:
     return count if count.isdigit() else None
 
 
-def _timeout(value: str) -> str:
+def slurm_time(value: str) -> str:
     """Slurm's time limit as `--timeout` takes it: a bare number is minutes there (seconds
     here), and `D-HH`, `D-HH:MM` are days and hours (`D-HH:MM:SS` and clocks are taken)."""
     if value.isdigit():
@@ -102,10 +107,18 @@ def _timeout(value: str) -> str:
     return value
 
 
+def _megabytes(value: str) -> str:
+    """Slurm's memory size as --ram and --mem take it: a bare number is megabytes there."""
+    return f"{value}M" if value.isdigit() else value
+
+
 def submit_options(words: Sequence[str]) -> tuple[list[tuple[str, str]], list[str]]:
     """(`submit`'s options that do what sbatch's `words` ask, as (option, value); sbatch's
     options that have none here, in the order given). A `--dependency` is one of those: the
-    ids a script names are Slurm's, not this queue's."""
+    ids a script names are Slurm's, not this queue's; so are `--array` (a sweep here:
+    array_values) and `--requeue` (`--retries N`, of no N given). `--signal=USR1@60`, time
+    to save before the time limit, is `--grace 60s`: the time from the timeout's SIGTERM to
+    its SIGKILL (the signal is SIGTERM here: slurm_signal names the one asked)."""
     given: dict[str, str] = {}
     left_out: list[str] = []
     for option, value in _options(words):
@@ -115,11 +128,75 @@ def submit_options(words: Sequence[str]) -> tuple[list[tuple[str, str]], list[st
         elif count is not None:
             given["--gpus"] = count
         elif option in ("--time", "-t"):
-            given["--timeout"] = _timeout(value)
+            given["--timeout"] = slurm_time(value)
         elif option == "--mem":  # host memory there; --mem here is a GPU's
-            given["--ram"] = f"{value}M" if value.isdigit() else value
+            given["--ram"] = _megabytes(value)
+        elif option == "--mem-per-gpu":  # (it was "not used here": submit's hint said --mem)
+            given["--mem"] = _megabytes(value)
+        elif option == "--signal" and (signal := slurm_signal(value)) is not None:
+            given["--grace"] = f"{signal[1]}s"
         elif option == "--nice" and value.lstrip("-").isdigit():
             given["--priority"] = str(-int(value))
         elif option not in left_out:
             left_out.append(option)
     return list(given.items()), left_out
+
+
+def values(words: Sequence[str]) -> dict[str, str]:
+    """sbatch's options of `words` with their values (the last one given, as sbatch takes
+    it), to word the answer of those submit_options leaves out (`--array=0-9%2`)."""
+    return dict(_options(words))
+
+
+_SIGNAL = re.compile(r"(?:[RB]+:)?(?:SIG)?(\w+)(?:@(\d+))?", re.IGNORECASE)
+
+
+def slurm_signal(value: str) -> tuple[str, int] | None:
+    """(the signal, the seconds before the time limit it comes) of `--signal=B:USR1@90`
+    (60 s without `@`, as Slurm's); None when it does not read so."""
+    found = _SIGNAL.fullmatch(value)
+    if found is None:
+        return None
+    return found.group(1).upper(), int(found.group(2) or 60)
+
+
+_STEPPED = re.compile(r"(\d+)(?:-(\d+)(?::(\d+))?)?")
+
+
+def array_values(spec: str) -> tuple[str, int | None] | None:
+    """The indices of an `--array` as words to give a sweep's `-p i` (`0-9` is `$(seq 0 9)`,
+    `1-7:2` `$(seq 1 2 7)`, `1,3,5-6` `1 3 $(seq 5 6)`), and how many may run at once
+    (`%4`: 4; None without); None when `spec` does not read so."""
+    listed, _, cap = spec.partition("%")
+    words = []
+    for part in listed.split(","):
+        found = _STEPPED.fullmatch(part)
+        if found is None:
+            return None
+        first, last, step = found.groups()
+        if last is None:
+            words.append(first)
+        elif step is None:
+            words.append(f"$(seq {first} {last})")
+        else:
+            words.append(f"$(seq {first} {step} {last})")
+    if cap and not cap.isdigit():
+        return None
+    return " ".join(words), int(cap) if cap and int(cap) > 0 else None
+
+
+_AFTER = {"afterok": "--after", "afterany": "--after-any", "afternotok": "--after-fail"}
+"""Slurm's dependency types that one of submit's options waits for alike."""
+
+
+def dependency_options(value: str) -> list[tuple[str, str]] | None:
+    """submit's options of a `--dependency=afterok:3:4,afterany:5` (`--after 3,4`,
+    `--after-any 5`); None for one that has none (`?`: any of them, `after`: once started,
+    `singleton`, `aftercorr`, a `+time`)."""
+    options: dict[str, list[str]] = {}
+    for part in value.split(","):
+        kind, _, ids = part.partition(":")
+        if kind not in _AFTER or not re.fullmatch(r"\d+(:\d+)*", ids):
+            return None
+        options.setdefault(_AFTER[kind], []).extend(ids.split(":"))
+    return [(option, ",".join(ids)) for option, ids in options.items()]
