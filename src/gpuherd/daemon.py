@@ -4,20 +4,23 @@ Run as `python -m gpuherd.daemon --home DIR [--gpus SPEC | --fake-gpus SPEC] [--
 [--listen HOST:PORT] [--executor local|ray --address ADDR]`; `gpuherd daemon start` does that
 in the background and waits until the socket answers. With --listen the same app is also
 served over TCP, behind a token (api/listener.py, api/auth.py). With --executor ray the jobs
-run on a Ray cluster (executors/ray.py, docs/cluster.md).
+run on a Ray cluster (executors/ray.py, docs/cluster.md). It begins in daemon_entry.py, which
+makes the imports below and says one of them that fails in one line.
 """
 
 from __future__ import annotations
 
-import argparse
+from gpuherd.daemon_entry import parse_args, run, say, start_logging
+
+if __name__ == "__main__":  # before the imports below, which it makes: daemon_entry.py says why
+    run()
+
 import asyncio
-import atexit
 import contextlib
 import logging
 import os
 import signal
 import sqlite3
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -314,31 +317,9 @@ def serve(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m gpuherd.daemon")
-    parser.add_argument("--home", required=True)
-    parser.add_argument("--gpus")
-    parser.add_argument("--fake-gpus")
-    parser.add_argument("--slots", type=int)
-    parser.add_argument("--listen", help="also serve over TCP, e.g. 127.0.0.1:8888 (token)")
-    parser.add_argument("--executor", choices=("local", "ray"))
-    parser.add_argument("--address", help="the Ray cluster: HOST:PORT or auto")
-    parser.add_argument("--log-file", help="also log here (a foreground daemon: daemon.log)")
-    parser.add_argument("--abandon-running", action="store_true")
-    parser.add_argument("--listen-as-before", action="store_true")
-    args = parser.parse_args(argv)
+    args = parse_args(argv)
     raise_fd_limit()  # a pidfd per running job, a socket per follower: fd_limit.py
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
-    if args.log_file:
-        args.log_file = os.path.abspath(args.log_file)  # (_say opens it after serve's chdir)
-        try:
-            also = logging.FileHandler(args.log_file)
-        except OSError as exc:
-            log.warning("cannot write %s (%s): logging to stderr only", args.log_file, exc)
-        else:
-            also.setFormatter(logging.getLogger().handlers[0].formatter)
-            logging.getLogger().addHandler(also)
+    args.log_file = start_logging(args.log_file)
     home = paths.home_dir(args.home)  # (once: serve() changes the folder a relative one is in)
     try:
         last_word = serve(
@@ -353,42 +334,19 @@ def main(argv: list[str] | None = None) -> int:
             args.listen_as_before,
         )
     except (HerdError, ProbeError, ValueError) as exc:
-        _say(str(exc), args.log_file)
+        say(str(exc), args.log_file)
         return 1
     except OSError as exc:
-        _say(os_failure(exc, home), args.log_file)
+        say(os_failure(exc, home), args.log_file)
         return 1
     except sqlite3.DatabaseError as exc:  # damaged, or locked, full, read-only: each its way out
-        _say(str(open_failed(paths.database(home), exc)), args.log_file)
+        say(str(open_failed(paths.database(home), exc)), args.log_file)
         return 1
     except Exception as exc:  # a module that does not import, or a bug: the log gets both
         log.exception("the daemon failed")
         where = Path(args.log_file or paths.daemon_log(home))
-        _say(unexpected_failure(exc, where), args.log_file)
+        say(unexpected_failure(exc, where), args.log_file)
         return 1
     if last_word is not None:
-        _say(last_word, args.log_file)
+        say(last_word, args.log_file)
     return 0
-
-
-def _say(reason: str, log_file: str | None) -> None:
-    """The daemon's last word (why it could not start or run, what its stop left undone) on
-    stderr (daemon.log, for a daemon `daemon start` started), and in `log_file` (a foreground
-    daemon's daemon.log) too: `gpuherd daemon start` and `stop` print it."""
-    line = f"gpuherd daemon: {reason}\n"
-    sys.stderr.write(line)
-    sys.stderr.flush()
-    if log_file:
-        with contextlib.suppress(OSError), open(log_file, "a", encoding="utf-8") as f:
-            f.write(line)
-
-
-if __name__ == "__main__":
-    status = main()
-    # Store, socket and lock are closed by now. The interpreter's teardown (freeing every
-    # module's objects: fastapi's and pydantic's are many) took 0.2 s of each `daemon stop`:
-    # exit handlers still run (logging's, Ray's), the freeing is left to the kernel.
-    atexit._run_exitfuncs()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(status)

@@ -43,6 +43,7 @@ from gpuherd.executors.local_outputs import link_outputs
 from gpuherd.executors.local_records import (
     PROCESS_FILE,
     attempt_says,
+    ended_as_recorded,
     leaders,
     own_peak,
     read_process_file,
@@ -99,8 +100,9 @@ class LocalExecutor:
         # empty, so is_running() cannot identify it from its environment; but the pid of an
         # unreaped child of ours cannot have been reused, so this record is exact.
         self._children: dict[int, tuple[int, int]] = {}
-        self._spawner_peaks: dict[int, int] = {}
-        """own_peak() as each child was spawned: its measured peak is its own above that."""
+        self._spawned: dict[int, tuple[int, float]] = {}
+        """own_peak() as each child was spawned (its measured peak is its own above that), and
+        the moment before its spawn (its end is not earlier: ended_as_recorded)."""
         # Passes over /proc for what left a job's group, off the event loop (local_escaped.py).
         self._scanner = ProcScanner()
         self._sweeper = LeftoverSweeper(self._attempts_running, self._scanner, known)
@@ -146,6 +148,7 @@ class LocalExecutor:
         shell = job_shell(request.env)
         script = restore_in_shell() + JOB_SHELL  # (not the daemon's raised fd limit)
         argv = [shell, "-c", script, "gpuherd-job", request.command, cwd, attempt_dir]
+        spawned_at = time.time()
         try:
             pid = os.posix_spawn(
                 shell,
@@ -164,7 +167,7 @@ class LocalExecutor:
             ) from e
         self._children[pid] = (request.job_id, request.attempt)
         self._late.launched(pid, shell)
-        self._spawner_peaks[pid] = own_peak()
+        self._spawned[pid] = (own_peak(), spawned_at)
         return pid
 
     # -- watch -------------------------------------------------------------------------
@@ -230,14 +233,15 @@ class LocalExecutor:
         w.loop.call_later(_GROUP_POLL, self._poll_group, pid)
 
     def _exit_status(self, pid: int, attempt_dir: str) -> ExitStatus:
-        from_wait = reap(pid, self._spawner_peaks.pop(pid, 0))
+        peak, spawned_at = self._spawned.pop(pid, (0, 0.0))
+        from_wait = reap(pid, peak)
         self._children.pop(pid, None)
         killed_by_us = pid in self._killed
         self._killed.discard(pid)
-        # Our own child's wait status is the shell's, which exits with the status it records;
-        # the file is for a job we re-attached to after a restart (not our child).
+        # Our own child's wait status is the shell's, which exits with the status it records,
+        # ended when it recorded it; the file alone tells of a job re-attached after a restart.
         if from_wait is not None:
-            return from_wait
+            return ended_as_recorded(from_wait, attempt_dir, spawned_at)
         recorded = read_process_file(attempt_dir)[1]
         if recorded is not None:
             return recorded
@@ -309,7 +313,7 @@ class LocalExecutor:
             os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
         except ChildProcessError:  # someone else reaped it: the pid may name another process
             del self._children[pid]
-            self._spawner_peaks.pop(pid, None)
+            self._spawned.pop(pid, None)
             return None
         return spawned
 
