@@ -63,6 +63,7 @@ from gpuherd.gc_pause import importing
 from gpuherd.git_lookups import LOOKUPS
 from gpuherd.gpus import GpuProbe, ProbeError
 from gpuherd.gpus.choice import FAKE_GPUS_VARIABLE, choose_gpus
+from gpuherd.home_header import home_moved, identity
 from gpuherd.hooks import EndHooks
 from gpuherd.job_commits import look_again
 from gpuherd.layout import Layout
@@ -294,13 +295,9 @@ def serve(
         LOOKUPS.stop()  # gits still running killed (their jobs noted for the next start)
         return service.last_word
 
+    home_id = identity(home)  # (a home renamed or removed while the daemon ran: no backup's)
     try:
-        last_word = asyncio.run(main())
-        replaced = store.replaced()
-        note_replaced(paths.database(home), replaced)  # (the next start refuses its -wal)
-        if replaced:  # (the README says not to: said at the stop, and how to mend it)
-            advice = replaced_while_running(paths.database(home), running=False)
-            last_word = f"{last_word}; {advice}" if last_word else advice
+        last_word = _with_replaced(asyncio.run(main()), store, home, home_id)
     finally:
         sock.close()
         if tcp_sock is not None:
@@ -314,6 +311,23 @@ def serve(
         lock.close()
         log.info("daemon %d stopped", os.getpid())
     return last_word
+
+
+def _with_replaced(
+    last_word: str | None, store: Store, home: Path, home_id: str | None
+) -> str | None:
+    """The stopping daemon's last word, and what to do about a herd.db replaced while it ran
+    (the README says not to: said at the stop, and how to mend it), or its home moved or
+    removed (`home_id`: its identity at the start)."""
+    if not store.replaced():
+        note_replaced(paths.database(home), False)
+        return last_word
+    if identity(home) != home_id:
+        advice = home_moved(home, running=False)
+    else:
+        note_replaced(paths.database(home), True)  # (the next start refuses its -wal)
+        advice = replaced_while_running(paths.database(home), running=False)
+    return f"{last_word}; {advice}" if last_word else advice
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -49,6 +49,23 @@ def identity(home: Path | str) -> str | None:
     return f"{found.st_dev}:{found.st_ino}"
 
 
+def home_moved(home: Path, running: bool = True) -> str:
+    """What a daemon whose home folder was renamed or removed while it ran says of it (its
+    herd.db is no longer at its path), with what to do; `running`: said while it runs, else
+    as it stops."""
+    if running:
+        return (
+            f"the home {home} was moved or removed while the daemon ran: the daemon goes on "
+            "with the folder it opened, wherever that is now; stop it (`GPUHERD_HOME="
+            "WHERE-IT-IS-NOW gpuherd daemon stop`), then start the daemon on the home where "
+            "you want it"
+        )
+    return (
+        f"the home {home} was moved or removed while the daemon ran: its queue went with the "
+        "folder; `gpuherd daemon start` with GPUHERD_HOME naming where it is now goes on with it"
+    )
+
+
 def same_home(one: Path | str, other: Path | str) -> bool:
     """Whether two paths name one home: the same text, or the same folder (through a link)."""
     found = identity(one)

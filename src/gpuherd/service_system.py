@@ -19,6 +19,7 @@ from gpuherd.devices import local_time
 from gpuherd.engine import Engine
 from gpuherd.errors import Conflict, InvalidValue
 from gpuherd.gpu_processes import RunKey
+from gpuherd.home_header import home_moved, identity
 from gpuherd.hooks import hooks_from_now
 from gpuherd.service_reasons import unknown_gpus_named
 from gpuherd.store import Store
@@ -40,6 +41,9 @@ class SystemVerbs:
     gpus_back: Sequence[int] = ()
     """GPUs removed (`gpuherd gpus remove`) that this start's --gpus or --fake-gpus uses
     again (devices.settle_removed): `daemon start` says so."""
+    home_id: str | None = None
+    """The home folder's DEV:INO, taken at the first status (the start's own poll), as
+    api/own_home.py takes it: the folder renamed since is still this daemon's home."""
 
     def asked_to_stop(self, mode: str) -> None:
         """The daemon was asked to stop (`gpuherd daemon stop [--drain | --kill]`)."""
@@ -244,10 +248,12 @@ class SystemVerbs:
 
     def status(self, pid: int, socket: str) -> dict[str, Any]:
         listing, missing = self.engine.device_listing(), self.engine.devices.missing()
+        self.home_id = self.home_id or identity(self.home)
         return {
             "pid": pid,
             "socket": socket,
             "home": str(self.home),
+            "home_id": self.home_id,  # (`daemon stop` of the home renamed knows it by this)
             "version": __version__,
             "uptime": time.time() - self.started_at,
             "queue_paused": self.engine.queue_paused,
@@ -276,9 +282,13 @@ class SystemVerbs:
 
     def database_replaced(self) -> str | None:
         """A herd.db replaced under the daemon (a backup copied over it), said with what to
-        do, for `daemon status` and `ls` (daemon.log alone had it): one stat."""
+        do, for `daemon status` and `ls` (daemon.log alone had it): one stat; two where it
+        was, to tell a home moved or removed, whose herd.db is gone with it (that said "a
+        backup put in its place?", and advised putting one there)."""
         if not self.store.replaced():
             return None
+        if self.home_id is not None and identity(self.home) != self.home_id:
+            return home_moved(self.home)
         return replaced_while_running(self.store.path, running=True)
 
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from gpuherd import paths
+from gpuherd.cli.daemon_asks import already_running, own_status, status_or_none, status_within
 from gpuherd.cli.daemon_backup import backup
 from gpuherd.cli.daemon_log import log_cmd
 from gpuherd.cli.daemon_restart import restart
@@ -25,10 +26,7 @@ from gpuherd.core.gpu_slots import MAX_SLOTS
 from gpuherd.daemon_failure import silent_exit
 from gpuherd.daemon_presence import (
     ALREADY_RUNNING,
-    AlreadyUp,
-    answer_within,
     lock_holder,
-    not_answering,
 )
 from gpuherd.env_token import env_token
 from gpuherd.errors import (
@@ -39,7 +37,6 @@ from gpuherd.errors import (
     NotRunning,
     StoppedMeanwhile,
 )
-from gpuherd.home_header import same_home
 from gpuherd.typed_name import prefixed, typed_name
 
 if TYPE_CHECKING:
@@ -208,55 +205,6 @@ def _still_starting(client: Client, pid: int) -> str:
     )
 
 
-def status_within(client: Client) -> dict[str, Any]:
-    """The running daemon's status, if it answers within answer_within(); one that listens but
-    does not answer is a HerdError saying so and what to do (not a DaemonError: `start` takes
-    those for "none runs"), not the client's 60 s wait."""
-    patient, client.timeout = client.timeout, answer_within()
-    try:
-        status: dict[str, Any] = client.get("/daemon")
-        return status
-    except NoAnswer:
-        raise HerdError(not_answering(client.home, lock_holder(client.home))) from None
-    finally:
-        client.timeout = patient
-
-
-def own_status(client: Client) -> dict[str, Any]:
-    """status_within, of this home's daemon: one of another home that answers on a
-    GPUHERD_SOCKET shared by two is refused (`daemon stop` stopped it as this home's)."""
-    status = status_within(client)
-    if status.get("home") is not None and not same_home(status["home"], client.home):
-        raise already_running(client, status)
-    return status
-
-
-def status_or_none(client: Client, until: float = 0.0) -> dict[str, Any] | None:
-    """The running daemon's status; None if none answers (by `until`, a monotonic time)."""
-    while True:
-        try:
-            status: dict[str, Any] = client.get("/daemon")
-            return status
-        except DaemonError:
-            if time.monotonic() >= until:
-                return None
-            time.sleep(0.02)
-
-
-def already_running(client: Client, status: dict[str, Any]) -> HerdError:
-    theirs = status.get("home")
-    if theirs is not None and not same_home(theirs, client.home):  # a shared GPUHERD_SOCKET
-        return HerdError(
-            f"another daemon listens on {client.socket_path} (pid {status['pid']}, home "
-            f"{theirs}; a GPUHERD_SOCKET shared by two homes?): give each home its own socket"
-        )
-    return AlreadyUp(
-        f"{ALREADY_RUNNING} for {client.home} (pid {status['pid']}): `{typed_name()} daemon "
-        "stop` stops it",
-        int(status["pid"]),
-    )
-
-
 @daemon.command()
 @click.option("--drain", is_flag=True, help="Wait for running jobs to finish.")
 @click.option("--kill", is_flag=True, help="Kill running jobs first.")
@@ -322,7 +270,9 @@ def stop_daemon(
             raise StoppedByAnother(_stopped_by_another(pid, mode)) from None
         click.echo("stopping (another stop was stopping it already)")
     wait_for_exit(pid)
-    if client.socket_path.exists():  # a daemon that stops (not one that dies) removes it
+    # A daemon that stops (not one that dies) removes its socket, and logs that it stopped:
+    # one whose home was renamed meanwhile removed none, its path the home's old one.
+    if client.socket_path.exists() and not _logged_stopped(client, logged, pid):
         raise HerdError(
             f"{_the_daemon(pid)} ended before it had stopped (killed or crashed): what it "
             f"had begun is carried out by the next `{typed_name()} daemon start`; see "
@@ -330,6 +280,20 @@ def stop_daemon(
         )
     click.echo("daemon stopped")
     return client.last_word(logged)
+
+
+def _logged_stopped(client: Client, since: int, pid: int | None) -> bool:
+    """Whether daemon `pid` logged, after byte `since` of its log, that it stopped; its
+    socket, which it could not remove, then goes."""
+    try:
+        with paths.daemon_log(client.home).open("rb") as log:
+            log.seek(since)
+            said = f"daemon {pid} stopped".encode() in log.read()
+    except OSError:
+        return False
+    if said:
+        client.socket_path.unlink(missing_ok=True)
+    return said
 
 
 STOPPED_WITHIN = 10.0

@@ -23,6 +23,7 @@ from typing import Any
 import click
 
 from gpuherd import __version__, paths
+from gpuherd.cli import daemon_asks
 from gpuherd.cli.options import gpu_choice
 from gpuherd.cli.stop_grace import GRACE_OPTION, refuse_grace_without_kill
 from gpuherd.client import Client
@@ -138,7 +139,7 @@ def _stop_and_start(
     with replacing():
         pid = None
         try:
-            status = daemon_cmds.own_status(client)
+            status = daemon_asks.own_status(client)
             _refuse_a_stopping_daemon(status)
             pid = int(status["pid"])
             listen = client.get("/daemon/listen")["address"]  # None when it does not listen
@@ -343,9 +344,7 @@ def _kill_not_done(client: Client, why: str) -> dict[str, Any] | None:
     daemon first, or none ran): the status of the daemon running now (None: none), or a
     HerdError when it re-attached running jobs, saying how to kill them. (The advice of a
     stop's --kill not taken, `daemon start`, was pointless once the other call restarted it.)"""
-    from gpuherd.cli import daemon_cmds  # deferred: that module registers this command
-
-    status = daemon_cmds.status_or_none(client, time.monotonic() + RESTARTED_WITHIN)
+    status = daemon_asks.status_or_none(client, time.monotonic() + RESTARTED_WITHIN)
     running = int(status.get("running_jobs") or 0) if status is not None else 0
     if status is None or not running:  # nothing left to kill
         return status
