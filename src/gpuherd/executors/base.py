@@ -27,6 +27,30 @@ RUN_FOLDER_GONE = (
 went on): `run` has no --cwd, its jobs run where it was started."""
 
 
+def checked_workdir(cwd: str, job_id: int, one_shot: bool) -> str:
+    """The absolute path of a job's working folder, or SpawnError saying what to do: it is
+    gone or cannot be entered (`one_shot`: a `gpuherd run`'s, which has no --cwd). Said of a
+    job submitted from it, the folder removed since: the advice of a new submission, "submit
+    from an existing folder or pass --cwd", was no way out."""
+    cwd = os.path.abspath(cwd)
+    if not os.path.isdir(cwd):
+        todo = RUN_FOLDER_GONE if one_shot else _elsewhere(job_id)
+        raise SpawnError(f"working directory {cwd} does not exist: {todo}")
+    if not os.access(cwd, os.X_OK):
+        todo = "fix its permissions" + ("" if one_shot else " or pass another --cwd")
+        raise SpawnError(f"working directory {cwd} cannot be entered (permission denied): {todo}")
+    return cwd
+
+
+def _elsewhere(job_id: int) -> str:
+    """How a job whose folder is gone runs again: there, or in another folder."""
+    return (
+        f"make it again, then `gpuherd retry {job_id}`; or run it in another folder: "
+        f"`gpuherd retry --hold {job_id} && gpuherd edit {job_id} --cwd DIR && gpuherd "
+        f"release {job_id}`"
+    )
+
+
 class NotStarted(SpawnError):
     """The job could not start there and then, through no fault of its own (a cluster node
     that left between placement and start): it goes back to the queue with its retries."""

@@ -19,12 +19,12 @@ from functools import partial
 from signal import SIGCONT, SIGKILL, SIGTERM
 
 from gpuherd.executors.base import (
-    RUN_FOLDER_GONE,
     ExitStatus,
     LaunchRequest,
     SignsOfLife,
     SpawnError,
     UnwatchedRuns,
+    checked_workdir,
     job_shell,
 )
 from gpuherd.executors.local_escaped import (
@@ -57,6 +57,7 @@ from gpuherd.fd_limit import restore_in_shell
 
 _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
 """os.open rather than open(): no buffered text wrapper on every job's way to its start."""
+
 
 _GROUP_POLL = 0.05
 
@@ -118,17 +119,7 @@ class LocalExecutor:
     # -- launch ------------------------------------------------------------------------
 
     def launch(self, request: LaunchRequest) -> int:
-        cwd = os.path.abspath(request.cwd)
-        if not os.path.isdir(cwd):
-            todo = "submit from an existing folder or pass --cwd"
-            if self._one_shot:  # (removed while the run went on)
-                todo = RUN_FOLDER_GONE
-            raise SpawnError(f"working directory {cwd} does not exist: {todo}")
-        if not os.access(cwd, os.X_OK):
-            todo = "fix its permissions" + ("" if self._one_shot else " or pass another --cwd")
-            raise SpawnError(
-                f"working directory {cwd} cannot be entered (permission denied): {todo}"
-            )
+        cwd = checked_workdir(request.cwd, request.job_id, self._one_shot)
         attempt_dir = request.attempt_dir
         try:
             # The job's shell writes its pid and exit status here; on a full disk it could
