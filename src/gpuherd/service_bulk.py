@@ -15,11 +15,15 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from itertools import compress
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gpuherd.core.idspec import no_job_with
 from gpuherd.core.states import LIVE_STATES, WAITING_STATES, Event, JobState, transition
 from gpuherd.engine_held_runs import removal_refused
+from gpuherd.errors import NotFound
+from gpuherd.store_rows import JobFilter
 from gpuherd.wire import ActionResult
 
 if TYPE_CHECKING:
@@ -132,6 +136,8 @@ folders are deleted on a worker thread)."""
 
 PIECE = 500
 """Jobs a verb on many handles between two breaths (~50 ms of work; rm's deletions apart)."""
+NO_JOB_PIECE = 50_000
+"""Answers of ids that name no job made between two breaths (~50-100 ms of work)."""
 BREATH = 0.002
 """Seconds a verb on many jobs lets the event loop run between pieces: a request takes a few
 turns of the loop, and `sleep(0)` gave it one turn per piece (another client then waited
@@ -139,6 +145,28 @@ turns of the loop, and `sleep(0)` gave it one turn per piece (another client the
 
 
 async def in_pieces(engine: Engine, action: PieceAction, ids: Sequence[int]) -> list[ActionResult]:
+    """`action` on `ids`, PIECE jobs at a time, dispatch paused, with a breath between. The
+    ids that name no job are told apart first (maybe_jobs) and answered at once, as the
+    action answers one (no_job): `kill 3000-999999` of a queue up to job 2,500 went through
+    its 997,000 ids 500 at a time, starting nothing for 10-15 s, to say `no job 3000-999999`."""
+    if len(ids) <= PIECE:
+        return await _answered(action(ids))
+    maybe = maybe_jobs(engine.store, ids)
+    asked = [job_id in maybe for job_id in ids]
+    # One at least is the action's: what it refuses of the request as a whole (an edit's
+    # values, NO_USER_FILES) it refuses still, whatever the ids.
+    asked[0] = asked[0] or not any(asked)
+    answers = iter(await _pieces(engine, action, list(compress(ids, asked))))
+    named = list(zip(ids, asked, strict=True))
+    results: list[ActionResult] = []
+    for start in range(0, len(named), NO_JOB_PIECE):  # (not a second's work at once)
+        these = named[start : start + NO_JOB_PIECE]
+        results += [next(answers) if mine else _no_job(i) for i, mine in these]
+        await asyncio.sleep(BREATH)
+    return results
+
+
+async def _pieces(engine: Engine, action: PieceAction, ids: Sequence[int]) -> list[ActionResult]:
     """`action` on `ids`, PIECE jobs at a time, dispatch paused, with a breath between."""
     if len(ids) <= PIECE:
         return await _answered(action(ids))
@@ -148,6 +176,29 @@ async def in_pieces(engine: Engine, action: PieceAction, ids: Sequence[int]) -> 
             results += await _answered(action(ids[start : start + PIECE]))
             await asyncio.sleep(BREATH)
     return results
+
+
+def maybe_jobs(store: Store, ids: Sequence[int]) -> set[int]:
+    """Those of `ids` a job may have: none past the newest job's id (ids only grow); of the
+    others, more than a piece are looked up in one query (~0.25 s for 800,000 ids, where
+    the pieces took 10 s). A job removed meanwhile is the action's to answer for."""
+    newest = store.list_job_ids(limit=1, newest_first=True)
+    below = {job_id for job_id in ids if newest and job_id <= newest[0]}
+    if len(below) <= PIECE:
+        return below
+    return set(store.list_job_ids(match=JobFilter(ids=tuple(below))))
+
+
+def no_job(job_id: int) -> NotFound:
+    """No job has `job_id`, in one wording (core/idspec.no_job_with): the service's, for a
+    verb of one job and each of a verb on many (summarize gathers those), and the
+    dashboard's for an id no job can have (past 64 bits, which SQLite refuses to look up)."""
+    return NotFound(no_job_with([job_id]))
+
+
+def _no_job(job_id: int) -> ActionResult:
+    """The answer of a verb on many jobs for an id that names no job (JobVerbs._each's)."""
+    return ActionResult(job_id, False, no_job_with([job_id]), status=NotFound.status)
 
 
 async def _answered(

@@ -16,7 +16,6 @@ from pathlib import Path
 
 from gpuherd import removal_journal
 from gpuherd.core.deps import cancelled_once_ended, cancelled_with
-from gpuherd.core.idspec import no_job_with
 from gpuherd.core.lifecycle import (
     Rerun,
     Stopping,
@@ -48,7 +47,7 @@ from gpuherd.engine import Engine
 from gpuherd.engine_begin import drop_begin_time, drop_retry_wait
 from gpuherd.engine_endings import cancel_waiters, waiters_cancelled_at_stop
 from gpuherd.engine_held_runs import removal_refused
-from gpuherd.errors import Conflict, HerdError, InvalidValue, NotFound
+from gpuherd.errors import Conflict, HerdError, InvalidValue
 from gpuherd.retry_chain import Newest, newer_run, removed_dependency, reruns
 from gpuherd.service_bulk import (
     KILLED,
@@ -59,18 +58,12 @@ from gpuherd.service_bulk import (
     kill_lone,
     remove_lone,
 )
+from gpuherd.service_bulk import no_job as no_job  # (the API's, from here: job_wait, dashboard_job)
 from gpuherd.store import Store
 from gpuherd.unknown_retry import RetryBeside, release_beside, retry_beside
 from gpuherd.wire import ActionResult
 
 VERBS = ("kill", "rm", "retry", "retry-held", "pause", "resume", "hold", "release")
-
-
-def no_job(job_id: int) -> NotFound:
-    """No job has `job_id`, in one wording (core/idspec.no_job_with): the service's, for a
-    verb of one job and each of a verb on many (summarize gathers those), and the
-    dashboard's for an id no job can have (past 64 bits, which SQLite refuses to look up)."""
-    return NotFound(no_job_with([job_id]))
 
 
 class JobVerbs:

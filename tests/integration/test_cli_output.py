@@ -307,7 +307,9 @@ def test_wait_and_ls_quiet_handle_a_queue_of_30000_jobs(daemon: Herd) -> None:
     assert (late.returncode, late.stderr) == (
         2,
         "gpuherd: job 30000 is held (until released, or its --begin time), not waited for: "
-        "gpuherd wait 30000 waits for it\ngave up waiting; still unfinished: 1-29999\n",
+        "gpuherd wait 30000 waits for it\n"
+        "gpuherd: the queue is paused: no job starts until gpuherd resume\n"
+        "gave up waiting; still unfinished: 1-29999\n",
     )
     # The first 1,200 run (in turn: the rest waits behind them), and are waited for by id
     # (a `rm 1201-30000` first cost ~14 s here, for nothing this test checks).
@@ -326,9 +328,14 @@ def test_counts_past_999_are_grouped_by_thousands_and_ids_are_not(daemon: Herd) 
     assert daemon.cli("ls", "--state", "held").stdout.splitlines()[-1] == footer
     assert "; jobs: 1,200 held\n" in daemon.cli("daemon", "status").stdout
     daemon.cli("kill", "1-1200")
-    # (a kill of ended jobs is no refusal; a release's, alike for each job, shares one line)
+    # (a kill of ended jobs is no refusal; an edit's, alike for each job, shares one line,
+    # its ids as typed: it said 10 lines, then `1,190 more jobs refused too: 11-1200`, whose
+    # count test_idspec sees grouped)
     again = daemon.cli("edit", "1-1200", "--name", "x", check=False)
-    assert again.stderr.splitlines()[-1] == ("gpuherd: error: 1,190 more jobs refused too: 11-1200")
+    assert again.stderr == (
+        "gpuherd: error: jobs 1-1200 already ended (cancelled): `gpuherd retry --hold 1-1200` "
+        "puts it back held, to edit it before it runs again (`gpuherd release 1-1200` runs it)\n"
+    )
 
 
 def test_verbs_given_no_ids_do_nothing_and_hold_of_a_held_job_is_no_error(daemon: Herd) -> None:

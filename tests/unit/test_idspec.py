@@ -147,15 +147,18 @@ def test_summarize_says_jobs_that_would_never_run_alike_once() -> None:
 
 
 def test_summarize_shows_the_first_refusals_and_lists_the_rest() -> None:
-    refused = [(i, False, f"no job {i}") for i in range(1, 15)]
+    refused = [(i, False, f"job {i}: reason {chr(ord('a') + i)}") for i in range(1, 15)]
     lines = summarize(refused, refusals_shown=3)
     assert lines == [
-        (False, "no job 1"),
-        (False, "no job 2"),
-        (False, "no job 3"),
+        (False, "job 1: reason b"),
+        (False, "job 2: reason c"),
+        (False, "job 3: reason d"),
         (False, "11 more jobs refused too: 4-14"),
     ]
     assert summarize(refused[:3], refusals_shown=3) == lines[:3]
+    refused = [(i, False, f"job {i}: reason {chr(ord('a') + i)}") for i in range(1, 1201)]
+    rest = (False, "1,190 more jobs refused too: 11-1200")  # (a count grouped, ids not)
+    assert summarize(refused)[-1] == rest
     assert summarize([]) == []
 
 
@@ -178,17 +181,53 @@ def test_summarize_lists_the_rest_of_the_jobs_removed_with_files_left_as_removed
     )
 )
 def test_summarize_names_every_job_once(results: list[tuple[int, bool, str]]) -> None:
-    """Each id is named once: on its answer's line, on a refusal line, or on the rest line."""
-    results = [(i, ok, answer if ok else f"no job {i}") for i, ok, answer in results]
+    """Each id is named once: on its answer's line, on a refusal line (of the jobs refused
+    alike), or on the rest line."""
+    results = [(i, ok, answer if ok else f"job {i} is {answer}") for i, ok, answer in results]
     named: list[int] = []
-    for ok, line in summarize(results, refusals_shown=2):
-        if ok:
-            named += parse_ids(line.split(" ", 1)[1].split(":")[0])
-        elif "refused too" in line:
+    for _, line in summarize(results, refusals_shown=2):
+        if "refused too" in line:
             named += parse_ids(line.rsplit(": ", 1)[1])
-        else:
-            named.append(int(line.rsplit(" ", 1)[1]))
+        else:  # `jobs 1-3: a`, `job 4 is b`, `jobs 5-6 are a`
+            named += parse_ids(line.split(" ")[1].rstrip(":"))
     assert sorted(named) == sorted(i for i, _, _ in results)
+
+
+def test_summarize_says_refusals_naming_no_job_once_naming_the_jobs() -> None:
+    """`edit 1-5 --after 9999` said `after (--after): no job 9999 (...)` five times, naming
+    no job: a refusal said alike for several jobs names them, once."""
+    said = f"after (--after): no job 9999 ({no_job_with([1]).split(': ', 1)[1]})"
+    results = [(i, False, said) for i in (1, 2, 3, 5)] + [(4, True, "edited (retries 0 -> 1)")]
+    assert summarize(results) == [
+        (True, "job 4: edited (retries 0 -> 1)"),
+        (False, f"jobs 1-3,5: {said}"),
+    ]
+    assert summarize(results[:1]) == [(False, said)]  # one job's: as it was said
+
+
+def test_summarize_says_refusals_naming_each_its_own_job_once() -> None:
+    """`edit`/`priority` of 15 ended jobs said 10 lines, each naming its job twice over: the
+    jobs refused in the same words but for their own id share one, naming them there; the
+    verb after them agrees. A number that is another job's, or part of a size, stays."""
+
+    def ended(i: int) -> str:
+        return (
+            f"job {i} already ended (succeeded): `gpuherd retry --hold {i}` puts it back "
+            f"held, to edit it before it runs again (`gpuherd release {i}` runs it)"
+        )
+
+    assert summarize([(i, False, ended(i)) for i in range(20, 35)]) == [
+        (
+            False,
+            "jobs 20-34 already ended (succeeded): `gpuherd retry --hold 20-34` puts it back "
+            "held, to edit it before it runs again (`gpuherd release 20-34` runs it)",
+        )
+    ]
+    running = [(i, False, f"job {i} is running: kill it first (gpuherd kill {i})") for i in (7, 8)]
+    assert summarize(running) == [(False, "jobs 7-8 are running: kill it first (gpuherd kill 7-8)")]
+    sizes = [(i, False, f"job {i}: mem {i}GiB is more than 8.5 GiB") for i in (8, 9)]
+    others = [(i, False, f"job {i} waits for job 8") for i in (8, 9)]
+    assert summarize(sizes + others) == [(False, said) for _, _, said in sizes + others]
 
 
 def test_parse_gpu_indices_takes_zero_ranges_and_lists() -> None:

@@ -4,13 +4,15 @@ and the ids of the jobs a listing matches (`ls -q`, `wait`, `clean`)."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from typing import Any
 
 import click
 
-from gpuherd.cli.param_types import LAST, expand_ids
+from gpuherd.cli.param_types import LAST, their_word
 from gpuherd.client import Client
+from gpuherd.core.idspec import parse_job_refs
 from gpuherd.errors import HerdError
 from gpuherd.typed_name import typed_name
 
@@ -47,26 +49,46 @@ def one_job(client: Client, job_id: int | str | None) -> int:
 
 
 def resolve_last(client: Client, ids: Sequence[int | str], option: str) -> list[int]:
-    """`ids` with `last` replaced by the job submitted last, asked once."""
+    """`ids` with `last` replaced by the job submitted last, asked once (`option`: where it
+    was given, `--after`; "" for a verb's IDS)."""
     if LAST not in ids:
         return [int(i) for i in ids]
-    newest = newest_job(client, f"{option} last")
+    said = f"{option} {LAST}".strip()
+    newest = newest_job(client, said)
     if newest is None:
-        raise HerdError(f"{option} last: there is no job yet to wait for")
+        raise HerdError(f"{said}: there is no job yet" + (" to wait for" if option else ""))
     return sorted({newest if i == LAST else int(i) for i in ids})
 
 
 def given_ids(client: Client, tokens: tuple[str, ...]) -> list[int]:
-    """Job ids from argv tokens (`3-7,9`, `1 2 3`), where `last` is the job submitted last
-    (`gpuherd kill last`, as `tsp -k` kills the last job)."""
-    rest = tuple(token for token in tokens if token.strip() != LAST)
-    ids = expand_ids(rest) if rest else []
-    if len(rest) == len(tokens):
-        return ids
-    newest = newest_job(client, LAST)
-    if newest is None:
-        raise HerdError("last: there is no job yet")
-    return sorted({*ids, newest})
+    """Job ids from argv tokens (`3-7,9`, `1 2 3`, lines of `"$(gpuherd ls -q)"`), where
+    `last` is the job submitted last (`gpuherd kill last`, as `tsp -k` kills the last job;
+    `kill 82,last` too). A blank word (`kill "$(gpuherd ls -q --state lost)"` when none is)
+    names none: given nothing else, it is said as no ids given is, and exits 0 (it was
+    refused, exit 2, where `kill` alone does nothing and says so)."""
+    words = tuple(token for token in tokens if token.strip())
+    if not words:
+        click.echo(none_given(click.get_current_context().info_name or "do"))
+        sys.exit(0)
+    try:
+        ids = parse_job_refs(list(words), LAST)
+    except ValueError as exc:
+        ctx = click.get_current_context(silent=True)
+        theirs = next(filter(None, (their_word(ctx, word) for word in words)), None)
+        # It names the id: no "Invalid value for IDS"; `kill all` says how to name them all.
+        raise click.UsageError(theirs or str(exc)) from None
+    return resolve_last(client, ids, "")
+
+
+def none_given(verb: str) -> str:
+    """What a verb given no job ids says (`kill $(gpuherd ls -q ...)` when nothing matched
+    does nothing, as `xargs -r`), exit 0: queue_cmds' words, for the verbs of job_refs too."""
+    example = f"{typed_name()} {verb} 3-7" + (" 10" if verb == "priority" else "")
+    return f"no job ids given: nothing to {_NOTHING_TO.get(verb, verb)} (e.g. {example})"
+
+
+_NOTHING_TO = {"wait": "wait for", "priority": "change"}
+"""What there is nothing to do, where it is not the verb itself (`nothing to kill`)."""
 
 
 def listed_ids(

@@ -13,8 +13,17 @@ from typing import Any, Literal, NoReturn
 import click
 
 from gpuherd.core.env_vars import check_variable
-from gpuherd.core.idspec import OPTION_HELP, check_job_id, parse_gpu_indices, parse_job_ids
-from gpuherd.core.int64 import LARGEST, MOST_DIGITS, SMALLEST, TOO_LARGE, LongNumber, beyond, whole
+from gpuherd.core.idspec import OPTION_HELP, check_job_id, parse_gpu_indices, parse_job_refs
+from gpuherd.core.int64 import (
+    LARGEST,
+    MOST_DIGITS,
+    SMALLEST,
+    TOO_LARGE,
+    WHOLE_TEXT,
+    LongNumber,
+    beyond,
+    whole,
+)
 from gpuherd.core.log_caps import sent_log_cap
 from gpuherd.core.units import MissingUnit, parse_duration, parse_grace, parse_memory
 from gpuherd.core.when import parse_begin, parse_since
@@ -109,13 +118,11 @@ LOG_CAP = _Parsed("size", sent_log_cap)
 
 
 def _after_ids(text: str) -> list[int | str]:
-    """Job ids, or `last`: the job submitted last (resolved by the command, which asks the
-    daemon). `last` is offered where a word was given (`--after lats`), not for numbers
-    refused as numbers (`job id N is too large`, a range written backwards)."""
-    if text.strip() == "last":
-        return ["last"]
+    """Job ids, and `last` among them (`82,last`): the job submitted last (resolved by the
+    command, which asks the daemon). `last` is offered where a word was given (`--after
+    lats`), not for numbers refused as numbers (`job id N is too large`, a range backwards)."""
     try:
-        return list(parse_job_ids(text, OPTION_HELP))
+        return parse_job_refs(text, LAST, OPTION_HELP)
     except ValueError as exc:
         if _NUMBERS.fullmatch(text):
             raise
@@ -150,7 +157,7 @@ class WholeRange(_Flagged, click.IntRange):
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if not isinstance(value, str):
             return super().convert(value, param, ctx)
-        if not _WHOLE.fullmatch(value.strip()):
+        if not WHOLE_TEXT.fullmatch(value.strip()):
             self.fail(f"{value!r} is not a whole number: {self.wanted()}", param, ctx)
         number = whole(value)
         if self.max is None and number > LARGEST:  # the daemon's 64 bits: said here, not there
@@ -164,11 +171,6 @@ class WholeRange(_Flagged, click.IntRange):
     def wanted(self) -> str:
         upto = f"to {self.max}" if self.max is not None else "up"
         return f"use a whole number from {self.min} {upto}"
-
-
-_WHOLE = re.compile(r"[+-]?\d+", re.ASCII)
-"""ASCII: int() takes other scripts' digits (`--retries ٤`), which the job ids refuse
-(core/idspec.py) and no one means."""
 
 
 class Choosing(_Flagged, click.Choice):  # type: ignore[type-arg]
@@ -328,7 +330,7 @@ class _OneJob(click.ParamType):  # type: ignore[type-arg]
                 f"{path.split()[-1]} takes one job id, not {text!r}: one job at a time "
                 f"({path} {ids[0]}{rest}, then {path} {ids[1]}{rest}); {_every_job()}"
             )
-        elif not option and (theirs := _their_word(ctx, text)):
+        elif not option and (theirs := their_word(ctx, text)):
             said = theirs  # `log main`: gpulimit's word for the daemon's log
         else:
             example = f"{option} 3" if option else f"{path} 3"
@@ -336,9 +338,9 @@ class _OneJob(click.ParamType):  # type: ignore[type-arg]
         raise click.UsageError(said, ctx)
 
 
-def _ids_or_none(text: str) -> list[int]:
+def _ids_or_none(text: str) -> list[int | str]:
     try:
-        return parse_job_ids(text)
+        return parse_job_refs(text, LAST)
     except ValueError:
         return []
 
@@ -383,18 +385,7 @@ def refuse_negative_ids(tokens: Sequence[str]) -> None:
         raise click.UsageError(_negative_id(negative))
 
 
-def expand_ids(tokens: tuple[str, ...]) -> list[int]:
-    """Job ids from argv tokens such as `3-7,9` or `1 2 3`."""
-    try:
-        return parse_job_ids(list(tokens))
-    except ValueError as exc:
-        ctx = click.get_current_context(silent=True)
-        theirs = next(filter(None, (_their_word(ctx, token) for token in tokens)), None)
-        # It names the id: no "Invalid value for IDS"; `kill all` says how to name them all.
-        raise click.UsageError(theirs or str(exc)) from None
-
-
-def _their_word(ctx: click.Context | None, word: str) -> str | None:
+def their_word(ctx: click.Context | None, word: str) -> str | None:
     """Another tool's word where this command takes job ids (`kill all`, `log main`)."""
     if ctx is None:
         return None

@@ -36,9 +36,11 @@ def parse_ids(
     text: str | Sequence[str],
     largest: Callable[[int], object] | None = None,
     hint: str = _HELP,
+    word: str | None = None,
 ) -> list[int]:
     """Sorted, unique job ids; ValueError with one line saying what is wrong, and `hint`
-    (`largest`, given: called with each range's end first, to refuse an id by its own check)."""
+    (`largest`, given: called with each range's end first, to refuse an id by its own check;
+    `word`, an item passed over: parse_job_refs')."""
 
     def check(first: int, last: int, taken: int, shown: str) -> None:
         if largest is not None:
@@ -46,7 +48,7 @@ def parse_ids(
         if taken + (last - first + 1) > MAX_IDS:
             raise ValueError(f"too many job ids in {shown!r}: at most {MAX_IDS:,} at once")
 
-    return _parse_list(text, "job ids", ("job id", hint, 1), check)
+    return _parse_list(text, "job ids", ("job id", hint, 1), check, word)
 
 
 def check_job_id(job_id: int) -> int:
@@ -63,6 +65,14 @@ def check_job_id(job_id: int) -> int:
 def parse_job_ids(text: str | Sequence[str], hint: str = _HELP) -> list[int]:
     """parse_ids, and none past what the queue stores (check_job_id): the CLI's job ids."""
     return parse_ids(text, largest=check_job_id, hint=hint)
+
+
+def parse_job_refs(text: str | Sequence[str], word: str, hint: str = _HELP) -> list[int | str]:
+    """parse_job_ids, where `word` may be an item of its own too, given back once after the
+    ids: `82,last` -> [82, "last"] (the CLI's `last`, which the daemon makes an id). `last`
+    was taken only as a whole word: `kill 82,last` was refused, naming `last` as the way."""
+    ids: list[int | str] = [*parse_ids(text, largest=check_job_id, hint=hint, word=word)]
+    return [*ids, word] if word in split_items(text) else ids
 
 
 _GPU_HELP = "use GPU indices like 0, 0-3 or 0,2"
@@ -130,15 +140,19 @@ def _parse_list(
     what: str,
     item_kind: tuple[str, str, int],
     check: Callable[[int, int, int, str], None],
+    word: str | None = None,
 ) -> list[int]:
     """Items and ranges of `text` as sorted unique numbers; `item_kind` is (noun, hint,
-    lowest) for `_parse_item`, `check(first, last, numbers so far, text)` refuses a range."""
+    lowest) for `_parse_item`, `check(first, last, numbers so far, text)` refuses a range;
+    an item that is `word` is passed over."""
     shown = text if isinstance(text, str) else " ".join(text)
     items = split_items(text)
     if not any(items):
         raise ValueError(f"no {what} given: {item_kind[1]}")
     numbers: set[int] = set()
     for item in items:
+        if item == word:
+            continue
         first, last = _parse_item(item, shown, *item_kind)
         check(first, last, len(numbers), shown)
         numbers.update(range(first, last + 1))
@@ -193,8 +207,10 @@ JOBS_THERE_ARE = "`gpuherd ls --all` lists the jobs there are"
 
 def no_job_with(ids: Iterable[int]) -> str:
     """That no job has these ids, and where to find the ones there are: `no job 99: ...`,
-    `no job 99, 120-130: ...` (the service's NotFound, a verb on many jobs' line)."""
-    return f"no job {said_ids(ids)}: {JOBS_THERE_ARE}"
+    `no job 99, 120-130: ...` (the service's NotFound, a verb on many jobs' line). One id's
+    is said without format_ids: `kill 3000-999999` answers (and summarize reads) 997,000."""
+    said = str(ids[0]) if isinstance(ids, list) and len(ids) == 1 else said_ids(ids)
+    return f"no job {said}: {JOBS_THERE_ARE}"
 
 
 def said_ids(ids: Iterable[int]) -> str:
@@ -209,35 +225,33 @@ def summarize(
 ) -> list[tuple[bool, str]]:
     """What a verb on many jobs did, as (ok, line): jobs that got the same answer share a line
     ("jobs 1-40: cancelled"), as do the ids that name no job (the service answers each
-    no_job_with([id]): `kill 99` says what `log 99` says), and the jobs refused alike in
-    words that begin with the job (`job 3: mem (--mem) with gpus 0 ...`: "jobs 1-3: mem
-    ..."; `edit 1-2000 --mem 2GiB` of CPU-only jobs said one line per job; `job 3 would
-    never run: ...`: "jobs 1-3 would never run: ..."); other refusals
-    (their messages name the job) get a line each. Up to `refusals_shown` lines of
-    refusals, then one line lists the rest. A verb on a whole sweep stays readable. `left`:
-    the jobs removed, but not all their files (not ok, yet no refusal: the rest line names
-    them apart, as removed)."""
+    no_job_with([id]): `kill 99` says what `log 99` says), and the jobs refused alike: in the
+    same words but for their own id (`job 3: mem (--mem) ...`: "jobs 1-3: mem ..."; `job 3
+    already ended (succeeded): `gpuherd retry --hold 3` ...`: "jobs 1-3 already ended
+    (succeeded): `gpuherd retry --hold 1-3` ...") or in words naming no job (`after (--after):
+    no job 9999 ...`: "jobs 1-5: after (--after): no job 9999 ..."). Those two said a line
+    per job (`edit 1-2000 --mem 2GiB` of CPU-only jobs: 10, then the rest), where README
+    promises one. Up to `refusals_shown` lines of refusals, then one line lists the rest. A
+    verb on a whole sweep stays readable. `left`: the jobs removed, but not all their files
+    (not ok, yet no refusal: a line each, and the rest line names them apart, as removed)."""
     done: dict[str, list[int]] = {}  # answer -> ids, in the order first seen
     missing: list[int] = []
-    refused: list[tuple[list[int], str]] = []  # (ids, the line's words after them)
-    alike: dict[str, list[int]] = {}  # words after `job N` -> the ids of refused
+    refused: list[tuple[list[int], str]] = []  # (ids, the first one's refusal)
+    alike: dict[str, list[int]] = {}  # _alike's words -> the ids refused so
     for job_id, ok, message in results:
         if ok:
             done.setdefault(message, []).append(job_id)
         elif message == no_job_with([job_id]):
             missing.append(job_id)
-        elif (said := _after_the_job(job_id, message)) is None or job_id in left:
+        elif (words := _alike(job_id, message)) is None or job_id in left:
             refused.append(([job_id], message))  # a line of its own, as it is
-        elif said in alike:
-            alike[said].append(job_id)
+        elif words in alike:
+            alike[words].append(job_id)
         else:
-            refused.append((alike.setdefault(said, [job_id]), said))
+            refused.append((alike.setdefault(words, [job_id]), message))
     lines = [(True, f"{_jobs(ids)}: {answer}") for answer, ids in done.items()]
     lines += [(False, no_job_with(missing))] if missing else []
-    lines += [
-        (False, f"{_jobs(ids)}{said}" if ids is alike.get(said) else said)
-        for ids, said in refused[:refusals_shown]
-    ]
+    lines += [(False, _refusal(ids, said)) for ids, said in refused[:refusals_shown]]
     rest = [job_id for ids, _ in refused[refusals_shown:] for job_id in ids]
     if kept := [job_id for job_id in rest if job_id in left]:
         said = f"{plural(len(kept), 'more job')} removed, but not all their files either"
@@ -249,17 +263,43 @@ def summarize(
     return lines
 
 
-_ALIKE_AFTER = (": ", " would never run: ")
-"""What follows `job N` in the refusals told once for the jobs refused alike: `job 3: mem
-(--mem) ...`, and `job 3 would never run: ...` (`edit 1-500 --mem 100GiB` said 500 lines)."""
+_THE_JOB = "\0"
+"""Where a refusal's words name its own job (_alike): no message holds a NUL (the daemon
+refuses one in any text it keeps)."""
+_NUMBER = re.compile(r"(?<![\w.])\d+(?!\w|\.\d)", re.ASCII)
+"""A whole number in a refusal's words (not a part of `30GiB`, `1.5` or `v2`)."""
+_PLURAL_VERBS = {"is": "are", "has": "have", "was": "were", "waits": "wait"}
+"""The verb after `jobs 1-3` where the line of one job said `job 3 is ...`."""
 
 
-def _after_the_job(job_id: int, message: str) -> str | None:
-    """The words of a refusal after `job N` (`: mem ...`), if it may be told with others'."""
-    head = f"job {job_id}"
-    if message.startswith(head) and message[len(head) :].startswith(_ALIKE_AFTER):
-        return message[len(head) :]
-    return None
+def _alike(job_id: int, message: str) -> str | None:
+    """A refusal's words, with _THE_JOB wherever they name its own job: jobs refused alike
+    have the same (`job 5: asks 5 GPUs` of job 5 and `job 6: asks 5 GPUs` of job 6 differ);
+    None for words that hold _THE_JOB already (said as they are, a line each)."""
+    if _THE_JOB in message:
+        return None
+    own = str(job_id)
+    return _NUMBER.sub(lambda number: _THE_JOB if number[0] == own else number[0], message)
+
+
+def _refusal(ids: Sequence[int], said: str) -> str:
+    """The line of the jobs `ids` refused alike, the first in the words `said`: one job's as
+    it was said; several named where it named its job (`jobs 1-3 are running: kill it first
+    (gpuherd kill 1-3)`), or in front where its words named none (`jobs 1-3: after (--after):
+    no job 9`)."""
+    words = _alike(ids[0], said)
+    if len(ids) == 1 or words is None:
+        return said
+    if _THE_JOB not in words:
+        return f"{_jobs(ids)}: {words}"
+    listed = format_ids(ids)
+    head, named, tail = words.partition(f"job {_THE_JOB}")
+    if named:
+        verb, space, after = tail.removeprefix(" ").partition(" ")
+        if tail.startswith(" ") and verb in _PLURAL_VERBS:
+            tail = f" {_PLURAL_VERBS[verb]}{space}{after}"
+        words = f"{head}jobs {listed}{tail}"
+    return words.replace(_THE_JOB, listed)
 
 
 def _jobs(ids: Sequence[int]) -> str:
