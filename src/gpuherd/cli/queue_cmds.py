@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from gpuherd.cli.after_options import after_options, resolved
-from gpuherd.cli.job_refs import given_ids, listed_ids, one_job
+from gpuherd.cli.job_refs import given_ids, listed_ids, none_given, one_job
 from gpuherd.cli.main import prefixed
 from gpuherd.cli.options import (
     GPU_COUNT,
@@ -77,7 +77,7 @@ def _none_given(action: str, ids: tuple[str, ...]) -> bool:
     """Whether no id was given, said so: `gpuherd kill $(gpuherd ls -q ...)` when nothing
     matched does nothing, as `xargs -r`."""
     if not ids:
-        click.echo(f"no job ids given: nothing to {action} (e.g. {typed_name()} {action} 3-7)")
+        click.echo(none_given(action))
     return not ids
 
 
