@@ -3,7 +3,8 @@
 The Python API (`connect`, `Herd`, `Job`, `ListedJob`, `Sweep`, `JobFailed`, `SweepWarning`
 from gpuherd.pyapi; `JobRemoved` from gpuherd.pyapi_removed; `as_completed` from
 gpuherd.pyapi_completed; `task`, `Task`, `TaskArgumentError` from gpuherd.tasks;
-`sweep_from_config` from gpuherd.tasks_gts; `HerdError`, what every error of gpuherd is) is
+`sweep_from_config` from gpuherd.tasks_gts; `GPUTask` from gpuherd.gts_task; `WaitWarning`
+from gpuherd.pyapi_stuck; `HerdError`, what every error of gpuherd is) is
 imported on first use, so `import gpuherd` (and the CLI) stay fast. So is `gpuherd.errors`,
 as an attribute too: scripts name its errors after a bare `import gpuherd` (`except
 gpuherd.errors.NotFound`). (Imported here, a Ctrl-C as the CLI loads came before its handler
@@ -26,6 +27,8 @@ _API = {
     "SweepWarning": "pyapi",
     "task": "tasks",
     "sweep_from_config": "tasks_gts",
+    "GPUTask": "gts_task",
+    "WaitWarning": "pyapi_stuck",
     "Task": "tasks",
     "JobFailed": "pyapi",
     "JobRemoved": "pyapi_removed",
@@ -36,9 +39,11 @@ _API = {
 if TYPE_CHECKING:
     from gpuherd import errors as errors
     from gpuherd.errors import HerdError
+    from gpuherd.gts_task import GPUTask
     from gpuherd.pyapi import Herd, Job, JobFailed, ListedJob, Sweep, SweepWarning, connect
     from gpuherd.pyapi_completed import as_completed
     from gpuherd.pyapi_removed import JobRemoved
+    from gpuherd.pyapi_stuck import WaitWarning
     from gpuherd.tasks import Task, TaskArgumentError, task
     from gpuherd.tasks_gts import sweep_from_config
 
@@ -58,6 +63,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "GPUTask",
     "Herd",
     "HerdError",
     "Job",
@@ -68,6 +74,7 @@ __all__ = [
     "SweepWarning",
     "Task",
     "TaskArgumentError",
+    "WaitWarning",
     "__version__",
     "as_completed",
     "connect",

@@ -50,6 +50,7 @@ from gpuherd.pyapi_notebook import JobDisplay, followed_texts, wait_interrupted
 from gpuherd.pyapi_removed import check_succeeded
 from gpuherd.pyapi_result import returned_value
 from gpuherd.pyapi_start import start_daemon, warn_other_gpus
+from gpuherd.pyapi_stuck import warn_stuck
 from gpuherd.pyapi_sweep import (
     Sweep,
     SweepWarning,
@@ -278,11 +279,13 @@ class Herd(JobListing, CompletedJobs):
         self, ids: Iterable[int | str | Job] | Sweep, timeout: float | None = None
     ) -> dict[int, str]:
         """Wait until the jobs (ids or handles, or a Sweep: its points' jobs, held ones too)
-        finish; their final states by id ('removed': gpuherd rm). TimeoutError after `timeout`."""
+        finish; their final states by id ('removed': gpuherd rm). TimeoutError after `timeout`.
+        A WaitWarning first says which of them cannot end by themselves (pyapi_stuck.py)."""
         deadline = deadline_after(timeout)
         # A Sweep as as_completed(sweep) takes it (it said "takes a list"): its jobs' ids alone.
         waited = ids.waited_on(self) if isinstance(ids, Sweep) else wait_ids(ids, Job, self)
         try:
+            warn_stuck(self.client, waited)  # (a paused queue, a held job waited for: why)
             states, done = self.client.wait(waited, deadline)
         except KeyboardInterrupt:  # (not in the socket read it came in: that said nothing)
             raise wait_interrupted(waited) from None

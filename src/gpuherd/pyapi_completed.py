@@ -24,6 +24,7 @@ from gpuherd.pyapi_checks import (
     still_unfinished,
 )
 from gpuherd.pyapi_notebook import wait_interrupted
+from gpuherd.pyapi_stuck import warn_stuck
 from gpuherd.pyapi_sweep import Sweep
 from gpuherd.pyapi_types import WrongType, WrongValue
 from gpuherd.wait_removed import WAIT_OVER
@@ -129,6 +130,10 @@ def _ended(
     # such. An id given, or herd.job(ID)'s handle, is known only once the daemon answers
     # about it: a typo is refused.
     polls = _Polls(herd.client, known=set(given))
+    try:  # (at the first next(): where the waiting begins)
+        warn_stuck(herd.client, list(waiting))
+    except KeyboardInterrupt:
+        raise wait_interrupted(sorted(waiting)) from None
     while waiting:
         try:
             states = polls.next_states(list(waiting), deadline)

@@ -26,6 +26,7 @@ from gpuherd.pyapi_checks import (
 from gpuherd.pyapi_jobs import JobList
 from gpuherd.pyapi_notebook import SHOWN_ROWS as _SHOWN_POINTS
 from gpuherd.pyapi_notebook import quick, sweep_table, wait_interrupted
+from gpuherd.pyapi_stuck import warn_stuck
 from gpuherd.pyapi_types import WrongType, as_given, check_types
 from gpuherd.pyapi_values import SUBMIT_OPTIONS, non_finite, plain
 from gpuherd.pyapi_verbs import kill_options
@@ -215,10 +216,12 @@ class Sweep:
         sweep wait` exits 0 (core/sweep_verdict.py). As `gpuherd wait`, held points are not
         waited for: they wait for a release (see herd.wait); nor are they done. A point whose
         job is removed meanwhile (`gpuherd rm`) is judged by its folder, as one with no job
-        left (it raised NotFound, `no job 7`: sweep_wait.py)."""
+        left (it raised NotFound, `no job 7`: sweep_wait.py). A WaitWarning first says which
+        points cannot end by themselves (the queue or a job paused: pyapi_stuck.py)."""
         deadline = deadline_after(timeout)
         ids = self._waited_ids()
         try:
+            warn_stuck(self.herd.client, ids)  # (a paused queue: said, not a silent hang)
             waited = waited_despite_removals(self.herd.client, ids, self._waited_ids, deadline)
         except KeyboardInterrupt:  # (as herd.wait says it)
             raise wait_interrupted(ids) from None
