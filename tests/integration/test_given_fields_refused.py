@@ -13,7 +13,11 @@ from conftest import Herd
 @pytest.mark.parametrize(
     ("option", "value", "said"),
     [
-        ("--name", "line1\nline2", "name (--name) $'line1\\nline2' holds a control character ('\\n')"),
+        (
+            "--name",
+            "line1\nline2",
+            "name (--name) $'line1\\nline2' holds a control character ('\\n')",
+        ),
         ("--name", "a\tb", "name (--name) $'a\\tb' holds a control character ('\\t')"),
         ("--project", "p\rq", "project (--project) $'p\\rq' holds a control character ('\\r')"),
         (

@@ -24,7 +24,8 @@ def test_a_wait_names_the_held_job_its_job_waits_for(shared_daemon: Herd) -> Non
         assert submitted.stdout is not None and submitted.stderr is not None
         job = int(read_line(submitted.stdout.fileno(), bytearray()).decode().split()[-1])
         said = read_line(submitted.stderr.fileno(), bytearray()).decode()
-        assert said == f"gpuherd: job {job} is waiting for job {held} (held: gpuherd release {held})"
+        waiting = f"waiting for job {held} (held: gpuherd release {held})"
+        assert said == f"gpuherd: job {job} is {waiting}"
         herd.cli("release", str(held))
         assert submitted.wait(timeout=60) == 0  # it ran once released
 
