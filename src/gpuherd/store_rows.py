@@ -252,7 +252,8 @@ class JobFilter:
     project: str | None = None
     sweep: str | None = None
     name: str | None = None
-    """A glob on the job's name: `resnet-*`; a name without * ? [ matches itself alone."""
+    """A glob on the job's name: `resnet-*`; a name without * ? [ matches itself alone, and
+    one with them matches itself too (`exp[v2]`, a name with brackets)."""
     since: float | None = None
     """Epoch seconds: the jobs in the queue at some moment since then, as `sacct -S` picks
     them: not finished (a retry waiting keeps its last end), or ended then or later (a
@@ -272,7 +273,6 @@ class JobFilter:
             for clause, value in (
                 ("project = ?", self.project),
                 ("sweep = ?", self.sweep),
-                ("name GLOB ?", self.name),
                 (_SINCE, self.since),
                 ("created_at <= ?", self.until),
                 # (as JSON: a sweep's 40,000 ids are more than SQLite's ? of one statement)
@@ -280,7 +280,11 @@ class JobFilter:
             )
             if value is not None
         ]
-        return [clause for clause, _ in found] + [_LATEST] * self.latest, [v for _, v in found]
+        clauses, values = [clause for clause, _ in found], [v for _, v in found]
+        if self.name is not None:  # (the name itself too: `exp[v2]` matched no job so named)
+            clauses.append("(name GLOB ? OR name = ?)")
+            values += [self.name, self.name]
+        return clauses + [_LATEST] * self.latest, values
 
 
 _IDS = "id IN (SELECT value FROM json_each(?))"  # JobFilter.ids
