@@ -13,6 +13,8 @@ import shlex
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from gpuherd.script_advice import locked_script, no_shebang, on_noexec, who_fails
+
 # Words the shell runs itself, never looked up on PATH (sh's and bash's): a file of that name
 # in the folder is no mistake.
 _SHELL_WORDS_TEXT = (
@@ -222,6 +224,16 @@ _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
 them runs a script alike. Not `python3`: a venv or conda on the job's PATH has its own."""
 
 
+def _has_shebang(path: str) -> bool:
+    """Whether the file starts with `#!` (made executable, it runs as that line says; without
+    one, the job's shell would run it as sh code: a job file, or a .py)."""
+    try:
+        with open(path, "rb") as file:
+            return file.read(2) == b"#!"
+    except OSError:
+        return True  # (unread: said as before, chmod +x)
+
+
 def interpreter_of(path: str) -> str:
     """The words that run the script `path` as its `#!` line does (`bash`, `/usr/bin/python3
     -u`, `/opt/conda/bin/python`; a shell of /bin or /usr/bin by its name alone, `env`'s by
@@ -284,6 +296,7 @@ def missing_script_hints(
     programs: dict[str, int] = {}
     locked: dict[str, int] = {}
     noexec: dict[str, int] = {}  # (locked too, but on a noexec mount: no chmod mends it)
+    plain: dict[str, int] = {}  # (locked too, but with no `#!` line: no chmod mends it either)
     seen: dict[str, bool] = {}
     for command in commands:
         words = command_words(command, env)
@@ -292,62 +305,22 @@ def missing_script_hints(
         elif (program := _unknown_in(words, cwd, env, seen)) is not None:
             programs[program] = programs.get(program, 0) + 1
         elif (file := _locked_in(words, cwd)) is not None:
-            held = noexec if on_noexec_mount(os.path.join(cwd, file)) else locked
+            path = os.path.join(cwd, file)
+            held = noexec if on_noexec_mount(path) else locked if _has_shebang(path) else plain
             held[file] = held.get(file, 0) + 1
     said = [
         _unknown(list(programs), sum(programs.values()), len(commands), noun, on_ray())
         for _ in range(bool(programs))
     ]
-    said += [_locked(list(locked), sum(locked.values()), len(commands), cwd, noun)] * bool(locked)
-    if noexec:
-        said.append(_noexec(list(noexec), sum(noexec.values()), len(commands), cwd, noun))
+    for files, told in (locked, locked_script), (noexec, on_noexec), (plain, no_shebang):
+        if files:
+            run = f"{interpreter_of(os.path.join(cwd, next(iter(files))))} "
+            said.append(told(list(files), sum(files.values()), len(commands), cwd, noun, run))
     if len(counts) > _SAID_APART:
         many = _many_missing(list(counts), sum(counts.values()), len(commands), cwd, noun, moved)
         return [many, *said]
     total = len(commands)
     return [*(_missing(script, n, total, cwd, noun, moved) for script, n in counts.items()), *said]
-
-
-def _locked(files: list[str], n: int, total: int, cwd: str, noun: str) -> str:
-    """`./train.sh is not executable: the job will fail ...`: one line for them all, its
-    chmod by the files' whole paths (one typed elsewhere than the job's folder, `--cwd`, or
-    a hook's, in the daemon's home, found no `./train.sh`)."""
-    who, start = _who(n, total, noun)
-    shown = " and ".join(files[:2]) + (f" ({len(files):,} in all)" if len(files) > 2 else "")
-    what = "is not executable" if len(files) == 1 else "are not executable"
-    paths = [os.path.normpath(os.path.join(cwd, file)) for file in files[:2]]
-    them = shlex.join(paths) + (" ..." if len(files) > 2 else "")
-    return (
-        f"{shown} {what}: {who} will fail with 'Permission denied' (exit 126) unless made so "
-        f"before {start}: chmod +x {them}"
-    )
-
-
-def _noexec(files: list[str], n: int, total: int, cwd: str, noun: str) -> str:
-    """`./train.sh is on a file system mounted noexec ...`: _locked's line for scripts that no
-    `chmod +x` mends, with the interpreter that runs the first (its `#!` line's)."""
-    who = _who(n, total, noun)[0]
-    shown = " and ".join(files[:2]) + (f" ({len(files):,} in all)" if len(files) > 2 else "")
-    what = "is on a file system" if len(files) == 1 else "are on file systems"
-    run = f"{interpreter_of(os.path.join(cwd, files[0]))} {shlex.quote(files[0])}"
-    how = f"it through its interpreter instead: {run}"
-    if len(files) > 1:
-        how = f"each through its interpreter instead ({run}, ...)"
-    return (
-        f"{shown} {what} mounted noexec, where no file runs by its path: {who} will fail with"
-        f" 'Permission denied' (exit 126) and chmod +x will not help; run {how}"
-    )
-
-
-def _who(n: int, total: int, noun: str, it: str = "it") -> tuple[str, str]:
-    """Who fails (`the job`, `every point`, `the 2 points that run it`) and when they start."""
-    if total == 1:
-        return f"the {noun}", "it starts"
-    if n == total:
-        return f"every {noun}", "they start"
-    if n == 1:
-        return f"the {noun} that runs {it}", "it starts"
-    return f"the {n:,} {noun}s that run {it}", "they start"
 
 
 def _unknown(programs: list[str], n: int, total: int, noun: str, on_ray: bool = False) -> str:
@@ -357,7 +330,7 @@ def _unknown(programs: list[str], n: int, total: int, noun: str, on_ray: bool = 
     shown = " or ".join(programs[:2]) + (
         f" ({len(programs):,} in all)" if len(programs) > 2 else ""
     )
-    who, start = _who(n, total, noun, "them" if len(programs) > 1 else "it")
+    who, start = who_fails(n, total, noun, "them" if len(programs) > 1 else "it")
     what = "is no program" if len(programs) == 1 else "are no programs"
     builtin = "a shell builtin" if len(programs) == 1 else "shell builtins"
     whose = f"{noun}'s" if total == 1 else f"{noun}s'"
@@ -390,7 +363,7 @@ def _many_missing(scripts: list[str], n: int, total: int, cwd: str, noun: str, m
 
 
 def _missing(script: str, n: int, total: int, cwd: str, noun: str, moved: bool) -> str:
-    who, start = _who(n, total, noun)
+    who, start = who_fails(n, total, noun)
     if os.path.isabs(script):
         return (
             f"{script} does not exist: {who} will fail unless it is made before {start};"

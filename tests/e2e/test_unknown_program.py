@@ -126,3 +126,30 @@ def test_a_script_that_is_not_executable_is_warned_of(herd: Herd, tmp_path: Path
     proc = herd.cli("submit", "--gpus", "0", "-q", "--", "./train.sh", cwd=tmp_path)
     assert warned(proc.stderr) == []
     assert herd.wait_state(int(proc.stdout), "succeeded", "failed")["state"] == "succeeded"
+
+
+def test_a_job_file_or_a_py_given_as_the_command_is_not_told_to_chmod(
+    herd: Herd, tmp_path: Path
+) -> None:
+    """`gpuherd submit examples/commands.txt` was told `chmod +x`, which ran its lines as one
+    sh script (one job, not four), and `submit train.py` (no #! line) the same, which ran
+    Python as sh code: a file with no #! line is told the way that runs it."""
+    herd.start("--fake-gpus", "1")
+    (tmp_path / "jobs.txt").write_text("echo one\necho two\n")
+    (tmp_path / "train.py").write_text("print('trained')\n")
+    listed = herd.cli("submit", "--hold", "-q", "--", "./jobs.txt", cwd=tmp_path)
+    assert warned(listed.stderr) == [
+        "gpuherd: warning: ./jobs.txt is not executable, and made so would run as sh code (no"
+        " #! line): the job will fail with 'Permission denied' (exit 126); to queue each of its"
+        " lines as a job: gpuherd submit --file ./jobs.txt; to run it as one shell script: sh"
+        " ./jobs.txt"
+    ]
+    python = herd.cli("submit", "--hold", "-q", "--", "./train.py", cwd=tmp_path)
+    assert warned(python.stderr) == [
+        "gpuherd: warning: ./train.py is not executable, and made so would run as sh code (no"
+        " #! line): the job will fail with 'Permission denied' (exit 126); run it with Python:"
+        " python3 ./train.py"
+    ]
+    done = herd.cli("submit", "-q", "--gpus", "0", "--file", "./jobs.txt", cwd=tmp_path)
+    ran = [herd.wait_state(int(i), "succeeded", "failed")["state"] for i in done.stdout.split()]
+    assert ran == ["succeeded", "succeeded"]  # as the warning said: one job a line
