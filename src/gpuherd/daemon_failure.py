@@ -123,13 +123,22 @@ def _no_room(folder: Path) -> bool:
     return disk.f_bavail == 0 or (disk.f_files > 0 and disk.f_favail == 0)
 
 
+RAY_INSTALL = (
+    "pip install 'ray[default]>=2.60,<3' in gpuherd's Python (in its checkout: pip install -e "
+    "'.[ray]')"
+)
+"""How Ray is added to an install without it. Not `pip install 'gpuherd[ray]'`: no package of
+that name is on PyPI (gpuherd installs from its checkout or a wheel), and should one appear,
+that would install someone else's."""
+
+
 def unexpected_failure(exc: Exception, log: Path) -> str:
     if isinstance(exc, ModuleNotFoundError) and exc.name == "ray":
         # A daemon started for a Ray cluster (--address, --executor ray, or remembered from
         # the last start) by an install without the extra: nothing to reinstall, one to add.
         return (
-            "Ray is not installed: pip install 'gpuherd[ray]' to run jobs on a Ray cluster, "
-            "or start with --executor local to run them on this machine"
+            f"Ray is not installed: {RAY_INSTALL} to run jobs on a Ray cluster, or start "
+            "with --executor local to run them on this machine"
         )
     if isinstance(exc, ImportError):
         module, where = _unimportable(exc)

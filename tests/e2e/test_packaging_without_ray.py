@@ -15,8 +15,9 @@ from pathlib import Path
 from conftest import Herd
 
 SAID = (
-    "gpuherd: error: Ray is not installed: pip install 'gpuherd[ray]' to run jobs on a Ray "
-    "cluster, or start with --executor local to run them on this machine\n"
+    "gpuherd: error: Ray is not installed: pip install 'ray[default]>=2.60,<3' in gpuherd's "
+    "Python (in its checkout: pip install -e '.[ray]') to run jobs on a Ray cluster, or start "
+    "with --executor local to run them on this machine\n"
 )
 
 

@@ -33,9 +33,9 @@ def ray_local(nodes: int, gpus_per_node: int, cpus_per_node: int) -> None:
     try:
         from ray.cluster_utils import Cluster
     except ImportError:
-        raise HerdError(
-            "Ray is not installed: pip install 'gpuherd[ray]' (or pip install 'ray[default]')"
-        ) from None
+        from gpuherd.daemon_failure import RAY_INSTALL
+
+        raise HerdError(f"Ray is not installed: {RAY_INSTALL}") from None
 
     from gpuherd.executors.ray_auth import missing_token
 
