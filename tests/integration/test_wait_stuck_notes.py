@@ -46,3 +46,19 @@ def test_a_wait_names_a_paused_job_and_a_paused_queue(daemon: Herd) -> None:
     daemon.cli("resume")
     daemon.cli("kill", str(running))
     assert daemon.wait_state(queued, "succeeded")["state"] == "succeeded"
+
+
+def test_nothing_to_wait_for_names_the_last_job_ended_badly(shared_daemon: Herd) -> None:
+    """`submit -- false; wait` said only "nothing to wait for", exit 0, where a moment
+    sooner it said `0 of 1 job succeeded`, exit 1: it names the job submitted last, ended."""
+    herd = shared_daemon
+    job = herd.submit("--gpus", "0", "--", "false")
+    herd.wait_state(job, "failed")
+    waited = herd.cli("wait", "--project", "none-such")  # (a filter: no such words)
+    assert "submitted last" not in waited.stdout
+    bare = herd.cli("wait")
+    assert bare.stdout == (
+        "nothing to wait for: no job is queued or running (job "
+        f"{job}, submitted last, ended: failed; gpuherd wait {job} exits with its verdict)\n"
+    )
+    assert herd.cli("wait", str(job), check=False).returncode == 1

@@ -23,6 +23,7 @@ from gpuherd.cli.wait_verdict import jobs_verdict, points_verdict
 from gpuherd.client import Client
 from gpuherd.client_wait import Waited
 from gpuherd.core.idspec import format_ids
+from gpuherd.core.states import FINISHED_STATES, JobState
 from gpuherd.core.sweep_verdict import WAITED_FOR, asked
 from gpuherd.errors import DaemonError, NotRunning, Suspended
 from gpuherd.sweep_wait import waited_despite_removals
@@ -97,7 +98,8 @@ def wait(
         if not wanted and not points:
             if not quiet:
                 of = f" of {_filter_words(match, typed=False)}" if narrowed else ""
-                click.echo(f"nothing to wait for: no job{of} is queued or running")
+                last = "" if narrowed or ids else _last_ended(client)
+                click.echo(f"nothing to wait for: no job{of} is queued or running{last}")
             return
         say_gone = None if quiet else say_daemon_gone
         if whole is None:
@@ -183,6 +185,26 @@ def _asked_again(client: Client, deadline: float | None, read: Callable[[], _T])
         if none_ran or isinstance(exc, Suspended) or not client.comes_back(deadline, None):
             raise
     return read()
+
+
+def _last_ended(client: Client) -> str:
+    """Of a bare `wait` with nothing left to wait for, the job submitted last, ended badly:
+    `submit -- false; wait` said only "nothing to wait for", exit 0, or, a moment sooner,
+    `0 of 1 job succeeded`, exit 1 (the ended job's verdict is `wait ID`'s)."""
+    last = client.get("/daemon").get("last_job")
+    try:
+        job = client.get(f"/jobs/{last}") if last else None
+    except DaemonError:  # (removed since)
+        return ""
+    if job is None or job.get("state") not in _ENDED_BADLY:  # (a held one is said apart)
+        return ""
+    return (
+        f" (job {last}, submitted last, ended: {job['state']}; {typed_name()} wait {last} "
+        "exits with its verdict)"
+    )
+
+
+_ENDED_BADLY = {state.value for state in FINISHED_STATES} - {JobState.SUCCEEDED.value}
 
 
 def _filter_words(match: dict[str, str | None], typed: bool = True) -> str:
