@@ -71,6 +71,13 @@ def start_notes(status: dict[str, Any]) -> list[str]:
     a GPU removed (`gpuherd gpus remove`) that the start keeps out (a start as the last one,
     with its options or none), or that its other --gpus or --fake-gpus use again."""
     notes = []
+    if str(status.get("probe", "")).startswith("static: "):  # (--gpus, NVML not there)
+        gpus = str(status["probe"]).removeprefix("static: ")
+        notes.append(
+            f"NVML could not be used (no NVIDIA driver here?): GPUs {gpus} are taken as named, "
+            "unchecked, and none of their memory or use is seen; on a machine without GPUs, "
+            f"--fake-gpus {len(status.get('gpus') or ()) or 4} tries gpuherd as if it had them"
+        )
     if back := status.get("gpus_back"):  # (absent from an older daemon)
         notes.append(
             f"{_gpus(back, 'was', 'were')} removed (gpuherd gpus remove) before this start, "
