@@ -141,6 +141,7 @@ SYSTEM_SCHEMAS: dict[str, Shape] = {
             "pid": INT,
             "socket": STR,
             "home": STR,
+            "home_id": maybe(STR),
             "version": STR,
             "uptime": NUM,
             "queue_paused": BOOL,
@@ -160,6 +161,8 @@ SYSTEM_SCHEMAS: dict[str, Shape] = {
         },
         title="Daemon",
         description=(
+            "`home_id`: the home folder's DEV:INO as the daemon started (a client tells by it"
+            " that a home renamed since is still this daemon's). "
             "`unknown_runs`: runs herd.db does not know (restored from an older backup, moved"
             " aside) found running as the daemon started, each holding its `gpus` until its"
             " last process ends; `started_at` null where its folder recorded no start."
