@@ -34,6 +34,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from gpuherd.broadcast import Change
+from gpuherd.core.env_vars import fitted
 from gpuherd.core.model import Attempt, Job
 from gpuherd.core.states import ACTIVE_STATES, FINISHED_STATES
 from gpuherd.core.text import one_line
@@ -112,7 +113,7 @@ def hook_env(
         if outcome is None or outcome.exit_code is None
         else str(outcome.exit_code),
         GPUHERD_JOB_DETAIL=outcome.describe() if outcome else "",
-        GPUHERD_JOB_COMMAND=job.spec.command,
+        GPUHERD_JOB_COMMAND=fitted("GPUHERD_JOB_COMMAND", job.spec.command),
         GPUHERD_JOB_PROJECT=job.spec.project or "",
         GPUHERD_JOB_SWEEP=job.spec.sweep or "",
         GPUHERD_JOB_SECONDS=f"{max(0.0, seconds):.1f}",

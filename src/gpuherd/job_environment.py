@@ -17,6 +17,11 @@ RAY_NODE_VARIABLE = "GPUHERD_RAY_NODE_ID"
 actor's to stop, not a local daemon's on that node (executors/local_escaped.py)."""
 
 
+_TOLD_A_HOOK = ("GPUHERD_JOB_", "GPUHERD_JOBS_")
+"""The names of what an on-end hook is told of its job (hooks.hook_env); the job's own of
+them (GPUHERD_JOB_ID, ...) are set again below."""
+
+
 def job_env(layout: Layout, job: Job, attempt: Attempt) -> Mapping[str, str]:
     """The submitter's environment, their --env pairs, then gpuherd's own variables."""
     env = dict(job.spec.env)
@@ -24,8 +29,12 @@ def job_env(layout: Layout, job: Job, attempt: Attempt) -> Mapping[str, str]:
     env.setdefault("MPLBACKEND", "Agg")  # jobs have no screen
     env.pop("GPUHERD_TOKEN", None)  # a daemon secret never reaches a job
     # An on-end hook's mark (submitted from a hook): with it, what the job leaves running
-    # outside its process group would not be found (executors/local_escaped.py).
-    env.pop(HOOK_VARIABLE, None)
+    # outside its process group would not be found (executors/local_escaped.py). What the
+    # hook was told of its job goes too: a job it submitted had the other's exit code and
+    # project (GPUHERD_JOB_EXIT_CODE, GPUHERD_JOB_PROJECT), which no job has of its own.
+    if env.pop(HOOK_VARIABLE, None) is not None:
+        for name in [name for name in env if name.startswith(_TOLD_A_HOOK)]:
+            del env[name]
     env.pop(RAY_NODE_VARIABLE, None)  # (submitted from a Ray job: this one may run locally)
     if layout.daemon is not None:
         # The daemon that runs it, whatever home the submitter's environment names (a script's

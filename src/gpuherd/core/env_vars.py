@@ -26,3 +26,19 @@ def check_variable(name: str, value: str) -> None:
             f"{name!r} is {size:,} bytes with its name, over the 128 KiB an environment "
             "variable may hold: put the value in a file and give its path"
         )
+
+
+CUT = " …(cut)"
+
+
+def fitted(name: str, value: str) -> str:
+    """`value` as NAME=VALUE can hold it in an environment (MAX_VARIABLE_BYTES), cut short
+    and marked so where it is longer: a variable gpuherd fills itself (a hook's
+    GPUHERD_JOB_COMMAND, of a command up to 128 KiB long) must not make the exec fail (E2BIG:
+    the hook never ran)."""
+    most = MAX_VARIABLE_BYTES - len(name) - 1  # (its `NAME=`)
+    encoded = value.encode(errors="surrogatepass")
+    if len(encoded) <= most:
+        return value
+    kept = encoded[: most - len(CUT.encode())].decode(errors="ignore")
+    return kept + CUT
