@@ -135,8 +135,11 @@ class EditVerbs(JobVerbs):
             check_cwd(spec.cwd, where)
         if any(kind in fields for kind in KINDS):
             self._check_dependencies(job.id, spec)
+        # A value no job can have here: InvalidValue (422), as a submission's `this job can
+        # never run`; it was a Conflict (409), and job.edit(gpus=3) raised what a job that
+        # runs raises, where submit(gpus=3) raised InvalidValue.
         if reason := never(spec):
-            raise Conflict(f"job {job.id} would never run: {reason}")
+            raise InvalidValue(f"job {job.id} would never run: {reason}")
         over = retry_over_budget(job, spec) if "retries" in fields else None
         words = functools.partial(_edit_words, job, spec, fields, moved, changes.get(BEGIN), over)
         what = words(retry_said, now)  # (the answer: in the asker's zone, api/askers_zone.py)
@@ -181,7 +184,9 @@ class EditVerbs(JobVerbs):
 
     def _check_dependencies(self, job_id: int, spec: JobSpec) -> None:
         """The checks of a submission's dependencies, and two of an edit's own: the job must
-        not wait for itself or for a job that waits for it (both would wait for ever), and a
+        not wait for itself (a value no job can have: InvalidValue, 422, as a submission's
+        are; it was a Conflict, 409, as if the job's state were at fault) or for a job that
+        waits for it (both would wait for ever: a Conflict, with the queue as it is), and a
         job that already ended otherwise than it is to wait for (`after` one that failed,
         `after_fail` one that succeeded) would cancel it at once: refused, so an edit never
         ends a job (a submission stores it, then cancels it: Service.submit)."""
@@ -192,7 +197,7 @@ class EditVerbs(JobVerbs):
             raise unknown_jobs(missing, [spec])
         dep = dependency_cycle(job_id, deps, self.store.waiting_for(job_id))
         if dep == job_id:
-            raise Conflict(f"job {job_id} cannot wait for itself: name other jobs")
+            raise InvalidValue(f"job {job_id} cannot wait for itself: name other jobs")
         if dep is not None:
             raise Conflict(
                 f"job {job_id} cannot wait for job {dep}: job {dep} already waits for it "

@@ -7,6 +7,7 @@ takes numbers and flags only as JSON numbers and booleans (gpuherd.wire's Int, F
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
@@ -56,12 +57,70 @@ class SweepOptions(JobOptions):
     """given: the sweep's own order; longest-first: points that ran longest before go first."""
 
 
+_TEXT = {"type": "string"}
+_TEXT_OR_NULL = {"anyOf": [_TEXT, {"type": "null"}]}
+_WHOLE_OR_NULL = {"anyOf": [{"type": "integer"}, {"type": "null"}]}
+_VALUES = {"type": "object", "additionalProperties": {"type": "array"}}
+SPEC_FIELDS: dict[str, dict[str, Any]] = {
+    "name": _TEXT,
+    "command": {**_TEXT_OR_NULL, "description": "The template: python train.py --lr {lr}"},
+    "results_dir": {**_TEXT_OR_NULL, "description": "Default results/{sweep}; relative: to cwd"},
+    "fixed": {"type": "object", "description": "A value for every point"},
+    "grids": {
+        "type": "array",
+        "items": _VALUES,
+        "description": 'The sweep file\'s grid, always a list: [{"lr": [0.1, 0.01]}]',
+    },
+    "random": {
+        "type": "object",
+        "additionalProperties": {
+            "type": "object",
+            "properties": {
+                "kind": {"enum": ["choice", "uniform", "loguniform", "int"]},
+                "values": {"type": "array"},
+                "low": {"type": "number"},
+                "high": {"type": "number"},
+            },
+            "required": ["kind"],
+        },
+        "description": 'A distribution a key: {"lr": {"kind": "loguniform", "low": 1e-4, '
+        '"high": 0.1}}',
+    },
+    "samples": _WHOLE_OR_NULL,
+    "seed": _WHOLE_OR_NULL,
+    "shuffle": {"type": "boolean"},
+    "exclude": {"type": "array", "items": {"type": "object"}},
+    "exclude_expr": _TEXT_OR_NULL,
+    "item_sep": _TEXT_OR_NULL,
+    "kv_sep": _TEXT_OR_NULL,
+}
+"""The keys of SweepRequest's `spec` as /openapi.json describes them (core/sweep_spec.py's
+spec_from_dict checks them, and refuses another naming these): the schema said "an object"
+alone, and a client could not learn them (the sweep file's `grid` is `grids` here)."""
+
+
+def _describe_spec(schema: dict[str, Any]) -> None:
+    """Pydantic's `json_schema_extra`: `spec`'s keys into SweepRequest's schema. Its check
+    stays spec_from_dict's, which says what is wrong in the words of a sweep's fields."""
+    schema["properties"]["spec"].update(
+        properties=copy.deepcopy(SPEC_FIELDS),  # (one schema's, whatever is done to it)
+        required=["name"],
+        additionalProperties=False,
+        description="The sweep, as a sweep file gives it (docs/sweeps.md): a file's "
+        "separators are item_sep and kv_sep, its exclude text exclude_expr, its job "
+        "options go in options",
+    )
+
+
+_SWEEP_REQUEST_CONFIG = {**REFUSE_UNKNOWN_FIELDS, "json_schema_extra": _describe_spec}
+
+
 @dataclass
 class SweepRequest:
     """POST /sweeps: a spec (core.sweep.spec_to_dict's shape) expanded and resumed by the
     daemon. A relative results_dir is resolved against `cwd`, where the jobs run."""
 
-    __pydantic_config__ = REFUSE_UNKNOWN_FIELDS
+    __pydantic_config__ = _SWEEP_REQUEST_CONFIG
 
     spec: dict[str, Any]
     cwd: str

@@ -38,7 +38,7 @@ from gpuherd.api.endpoints import (
     unparsable,
 )
 from gpuherd.api.limits import ASGIApp, CapsBody, Receive, Scope, Send
-from gpuherd.api.numbers import not_an_object, too_large_problem, which_too_large
+from gpuherd.api.numbers import gpu_text, not_an_object, too_large_problem, which_too_large
 from gpuherd.api.own_home import ServesItsHome
 from gpuherd.core.int64 import OutOfRange
 from gpuherd.core.states import TransitionError
@@ -361,4 +361,6 @@ def _problem(err: Any) -> str:
         )
     if said := not_an_object(err):  # `{"jobs": [1]}`
         return f"{'.'.join(loc)}: {said}"
+    if said := gpu_text(err):  # `"only_gpus": ""`: named by the field and the CLI's option
+        return said
     return f"{'.'.join(loc)}: {err.get('msg')}"

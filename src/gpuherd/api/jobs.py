@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any, BinaryIO
@@ -22,7 +23,9 @@ from gpuherd.api.endpoints import EventStream, allowed_methods
 from gpuherd.api.id_params import AttemptNumber, JobId
 from gpuherd.api.job_wait import waited
 from gpuherd.api.routes import RouteTable
+from gpuherd.core.listing_filters import empty_filter
 from gpuherd.core.states import LIVE_STATES
+from gpuherd.core.when import window_refusal
 from gpuherd.edit_warnings import EditedJob, edit_warnings
 from gpuherd.errors import Conflict, Forbidden, InvalidValue, NotFound
 from gpuherd.gc_pause import collector_paused
@@ -92,7 +95,9 @@ async def list_jobs(
     `since` and `until` are epoch seconds (JobFilter says which jobs they pick). `more`:
     how many jobs that match the limit left out, `more_earlier` of them before the first
     listed (the oldest finished ones: core/nearest_now.py), the rest after the last.
-    `unreadable`: the jobs left out as their rows cannot be read (id, and why: the way out)."""
+    `unreadable`: the jobs left out as their rows cannot be read (id, and why: the way out).
+    A filter that picks no job is refused (_refuse_no_match), as `ls` refuses it."""
+    _refuse_no_match({"project": project, "sweep": sweep, "name": name}, since, until)
     match = JobFilter(project, sweep, name, since, until)
     query = ListingQuery(states_named(state or ()), match, all, limit, newest)
     filtered = {"filtered": ["project", "sweep", "name", "since", "until"]}
@@ -118,6 +123,21 @@ async def list_jobs(
     # (what the socket did not take at once), on the loop: 0.1-0.3 s held. In pieces instead,
     # the loop let go between (uvicorn also waits there while the client is behind).
     return _InPieces(body, media_type="application/json")
+
+
+def _refuse_no_match(
+    texts: dict[str, str | None], since: float | None, until: float | None
+) -> None:
+    """InvalidValue for a filter that names nothing (`?project=`: a script's unset variable)
+    or a window no job can be in (`since` to come, or after `until`), in `ls`'s and the
+    Python API's words. Before, each was matched: an empty list, a 200, which a script could
+    not tell from "no job of that project" (and a future `since` listed every job not
+    finished)."""
+    for key, value in texts.items():
+        if refusal := empty_filter(key, value, f"{key} (--{key})", "leave it out"):
+            raise InvalidValue(refusal)
+    if refusal := window_refusal(since, until, time.time(), ("since", "until")):
+        raise InvalidValue(refusal)
 
 
 class _InPieces(Response):

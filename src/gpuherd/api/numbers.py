@@ -19,6 +19,7 @@ from urllib.parse import parse_qsl
 
 from fastapi import Request
 
+from gpuherd.core.idspec import parse_gpu_indices
 from gpuherd.core.int64 import LARGEST, TOO_LARGE, LongNumber, OutOfRange, beyond, whole
 
 UNITS = {
@@ -93,6 +94,34 @@ def not_an_object(err: Any) -> str | None:
     sent = json.dumps(err.get("input"), default=str)
     sent = sent if len(sent) <= 40 else sent[:37] + "..."
     return f"{what}, got {sent}"
+
+
+GPU_LIST = (
+    "give GPU indices in a JSON list, like [0], [0, 1, 2, 3] or [0, 2] (--only-gpus 0, 0-3 or 0,2)"
+)
+"""What to send for `only_gpus`, as the CLI's `use GPU indices like 0, 0-3 or 0,2` says it."""
+
+
+def gpu_text(err: Any) -> str | None:
+    """The words for `only_gpus` sent as text, a list's place, in the CLI's words, named as
+    a job's field is (`jobs.0.only_gpus (--only-gpus): no GPU given: ...`): `"only_gpus": ""`
+    (a script's unset variable) was told pydantic's `Input should be a valid list`, which said
+    neither that no GPU was named nor what to send. Text that names GPUs ("0,2", as the CLI
+    and Python take it) is told the list it would be. None for another error."""
+    loc, text = [str(part) for part in err.get("loc", ())], err.get("input")
+    if err.get("type") != "list_type" or loc[-1:] != ["only_gpus"] or not isinstance(text, str):
+        return None
+    name = ".".join(loc[1:] if loc[:1] == ["body"] else loc) + " (--only-gpus)"
+    if not text.strip(" ,"):  # (as parse_gpu_indices finds no GPU in it)
+        return f"{name}: no GPU given: {GPU_LIST}"
+    sent = json.dumps(text) if len(text) <= 40 else json.dumps(text[:37]) + "..."
+    try:
+        indices = parse_gpu_indices(text)
+    except ValueError:  # (`x`; a GPU past the last index is the list's to say, once sent)
+        indices = []
+    if not 0 < len(indices) <= 16:  # (`0-4095` as its 4,096 indices: too long a line)
+        return f"{name}: {sent} is text: {GPU_LIST}"
+    return f"{name}: {sent} is text: give GPU indices in a JSON list, {indices}"
 
 
 # ---- SQLite's OverflowError: the request's number it was ----------------------------------

@@ -254,16 +254,17 @@ def spec_to_dict(spec: SweepSpec) -> dict[str, Any]:
     }
 
 
-_SPEC_KEYS = frozenset(spec_to_dict(SweepSpec(name="x")))
+_SPEC_KEYS = tuple(spec_to_dict(SweepSpec(name="x")))
+"""A spec's keys in JSON (POST /api/v1/sweeps's `spec`), in spec_to_dict's order."""
 
 
 def spec_from_dict(data: Mapping[str, Any]) -> SweepSpec:
     """A SweepSpec from spec_to_dict's shape; SweepError (with the key at fault) if invalid."""
     if not isinstance(data, Mapping):
         raise SweepError("spec: must be a JSON object")
-    unknown = sorted(set(data) - _SPEC_KEYS)
+    unknown = sorted(set(data) - set(_SPEC_KEYS), key=str)
     if unknown:
-        raise SweepError(f"spec: unknown key {unknown[0]!r}", (unknown[0],))
+        raise SweepError(_unknown_key(unknown[0]), (unknown[0],))
     # The shapes are checked here, by name: dict() of a string or float() of a word raised
     # ValueError (an internal error over HTTP), and bool("no") made a sweep shuffled.
     grids = tuple(
@@ -291,6 +292,14 @@ def spec_from_dict(data: Mapping[str, Any]) -> SweepSpec:
         raise
     except (TypeError, ValueError, KeyError, AttributeError) as exc:  # a shape not foreseen
         raise SweepError(f"spec: malformed ({type(exc).__name__}: {exc})") from None
+
+
+def _unknown_key(key: Any) -> str:
+    """The refusal of a spec's unknown key, as a sweep file's (sweepfile.py): the known one
+    closest to it (`grid`, the file's key, for `grids`) and the keys there are. It named the
+    key alone, and the schema says only "an object": a client could not learn the keys."""
+    guess = did_you_mean(str(key), _SPEC_KEYS, cutoff=0.75)  # (sweepfile.py's, and its why)
+    return f"spec: unknown key {key!r}{guess}; known keys: {', '.join(_SPEC_KEYS)}"
 
 
 def _built(
