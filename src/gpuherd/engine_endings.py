@@ -24,6 +24,7 @@ from gpuherd.core.model import Attempt, HostUsage, Job, Outcome
 from gpuherd.core.reasons_never import most_mem
 from gpuherd.core.states import FINISHED_STATES, LIVE_STATES, Event, JobState, OutcomeKind
 from gpuherd.core.units import format_duration
+from gpuherd.engine_learning import learn_from_point, may_run_on
 from gpuherd.executors.base import ExitStatus, NotStarted
 from gpuherd.log_cap_watch import ended_reason, named_logs, recorded_bases
 from gpuherd.log_disk import full_disk_folder, full_disk_message
@@ -36,8 +37,6 @@ log = logging.getLogger("gpuherd.engine")
 
 RETRY_NOT_STARTED = 0.5
 """Seconds before placing again after an executor could not start a job (NotStarted)."""
-LEARNED_MEM_MARGIN = 1.1
-"""Headroom over a sweep point's measured peak when its siblings learn their request."""
 
 
 def flag_stalled(engine: Engine, job_id: int, silent_for: float) -> None:
@@ -94,8 +93,7 @@ def finish(
     changes: dict[str, object] = {}
     detail = outcome.describe()
     if nxt.state is JobState.QUEUED and outcome.kind is OutcomeKind.CUDA_OOM:
-        # (the GPUs it may use, configured ones not seen now too: as never_runs counts them)
-        gpus = [*engine.device_listing(), *engine.devices.missing()]
+        gpus = may_run_on(engine)
         most = most_mem(job.spec.gpus, gpus, engine.policy, job.spec.only_gpus)
         ran_on = most_mem(len(job.gpus), [d for d in gpus if d.index in job.gpus], engine.policy)
         mem, exclusive = grow_request(job.spec.mem, peak, most, ran_on)
@@ -136,9 +134,7 @@ def finish(
     if nxt.cancel_waiters:
         cancel_waiters(engine, job.id, nxt.state, now)
     if nxt.state is JobState.SUCCEEDED and job.spec.sweep and peak:
-        # Sweeps learn: a finished point's measured peak becomes the memory request of
-        # the points still queued that declared none, so they can share GPUs.
-        engine.store.learn_sweep_mem(job.spec.sweep, int(peak * LEARNED_MEM_MARGIN), now)
+        learn_from_point(engine, job.spec.sweep, peak, now)  # (its siblings: engine_learning)
 
 
 def finish_exits(engine: Engine, exits: Sequence[tuple[Live, ExitStatus]], now: float) -> None:

@@ -40,6 +40,7 @@ from gpuherd.core.states import LIVE_STATES, Event, JobState, OutcomeKind
 from gpuherd.core.when import format_moment
 from gpuherd.engine_endings import fail_orphaned_waiters, finish, stored_attempt
 from gpuherd.engine_held_runs import watch_held_runs
+from gpuherd.engine_learning import lower_learned_mem
 from gpuherd.engine_restored import later_runs, take_later
 from gpuherd.engine_taken import recorded_stop, recorded_usage, requeue_ended
 from gpuherd.executors.base import RAY_PLACE_FILE, UNKNOWN_SIGNS
@@ -90,6 +91,7 @@ def recover(engine: Engine, now: float) -> None:
     watch_held_runs(engine, now)  # before taking later attempts: they run on those GPUs
     take_later(engine, later, now)
     fail_orphaned_waiters(engine, now)
+    lower_learned_mem(engine, now)  # (an older daemon's, above what the GPUs give)
     # As when a daemon watched them end: no process of an ended attempt stays, also of one
     # that ended while no daemon ran, or just before the last one was killed.
     # (Attempts herd.db does not know are left running: their GPUs are held before any job

@@ -5,7 +5,15 @@ wrong when it is not JSON: where the parser stopped, in words, rather than Pytho
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
+
+MAX_DEPTH = 100
+"""Levels of lists and objects inside each other a file may hold. json recurses once a level,
+and so does what reads the value next (a sweep's table, the daemon's answer, the client's
+reading of it), each deeper in a stack of some 1,000 calls: a metrics.json nested 2,000 deep
+raised RecursionError, and one nested 950 deep would have, further on. No file gpuherd reads
+nests more than a few levels."""
 
 
 class NotJson(ValueError):
@@ -17,21 +25,73 @@ class NotJson(ValueError):
         self.cut_off = cut_off
 
 
+class PastParser(NotJson):
+    """Valid JSON, maybe, but more than Python reads: lists and objects nested more than
+    MAX_DEPTH levels, a number of more digits than Python converts. The message says what to
+    write instead."""
+
+
 class NotText(NotJson):
     """A file that is not UTF-8 text (nor UTF-16 or 32, which JSON may be in): binary data,
     or text in another encoding."""
 
 
 def parse_json(data: bytes | str) -> Any:
-    """The value `data` holds; raises NotText or NotJson."""
+    """The value `data` holds; raises NotText, PastParser or NotJson."""
     try:
-        return json.loads(data)
+        value = json.loads(data)
+    except RecursionError:  # (before, it went through every caller: `internal error`)
+        raise PastParser(TOO_DEEP) from None
     except UnicodeDecodeError as exc:
         # Python's own words named the codec it guessed ("'utf-16-le' codec can't decode
         # bytes in position 4-5"), which the file was never meant to be in.
         raise NotText(f"not UTF-8 text (at byte {exc.start:,}); write it as UTF-8 JSON") from None
     except ValueError as exc:  # JSONDecodeError
         raise _not_json(exc) from None
+    if _nests(data) and _too_deep(value):
+        raise PastParser(TOO_DEEP)
+    return value
+
+
+TOO_DEEP = (
+    f"lists and objects nested more than {MAX_DEPTH} levels inside each other; nest them less"
+)
+
+
+def too_many_digits(exc: ValueError) -> str | None:
+    """What to write instead of a number of more digits than Python converts, which JSON, YAML
+    and TOML take, where `exc` is the error it gave (None for other errors): its own words,
+    "Exceeds the limit (4300 digits) for integer string conversion ... use
+    sys.set_int_max_str_digits() to increase the limit", no user of the daemon can follow.
+    The sweep-file reader's wording (sweepfile_text.py), for any file read."""
+    if "integer string conversion" not in str(exc):
+        return None
+    digits = sys.get_int_max_str_digits()
+    return f"a number of more than {digits} digits: quote it to keep it as text"
+
+
+def _nests(data: bytes | str) -> bool:
+    """Whether `data` may nest more than MAX_DEPTH levels: holds that many brackets at least
+    (a count in C; most files hold a few, and are not walked)."""
+    if isinstance(data, bytes):
+        return data.count(b"[") + data.count(b"{") > MAX_DEPTH
+    return data.count("[") + data.count("{") > MAX_DEPTH
+
+
+def _too_deep(value: Any) -> bool:
+    """Whether `value` nests lists and objects more than MAX_DEPTH levels: level by level, not
+    by recursion, which is what must not go that deep."""
+    level = [value]
+    for _ in range(MAX_DEPTH):
+        level = [
+            item
+            for held in level
+            if isinstance(held, list | dict)
+            for item in (held.values() if isinstance(held, dict) else held)
+        ]
+        if not level:
+            return False
+    return any(isinstance(held, list | dict) for held in level)
 
 
 def _not_json(exc: ValueError) -> NotJson:
@@ -39,7 +99,8 @@ def _not_json(exc: ValueError) -> NotJson:
     that the file stops mid-value (json's "Expecting ',' delimiter" there named what would
     have come next, not what is wrong)."""
     if not isinstance(exc, json.JSONDecodeError):
-        return NotJson(f"not valid JSON: {exc}")
+        said = too_many_digits(exc)
+        return PastParser(said) if said else NotJson(f"not valid JSON: {exc}")
     if exc.doc[exc.pos :].strip() == "":
         where = f"line {exc.lineno}, column {exc.colno}"
         return NotJson(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
@@ -31,6 +31,16 @@ _WAITING_ALIKE = (
 """The waiting jobs of a sweep with the same job options (the JobSpec fields a submission
 gives every point, each a column of that name), one group each: its first job (SQLite takes
 a bare column from the row of the MIN), and whether one of them has a folder."""
+_LEARNERS = (
+    "SELECT DISTINCT gpus, only_gpus FROM jobs WHERE state IN ('queued', 'held')"
+    " AND (mem IS NULL OR mem_learned = 1)"
+)
+"""The GPU counts and --only-gpus (as stored) of the waiting jobs whose memory request is not
+their user's (none, or learned): what bounds the request each may learn (one pair for most
+sweeps: a resubmission with other options, or an edit, makes more)."""
+MostMem = Callable[[int, tuple[int, ...]], int | None]
+"""The largest --mem a job of this many GPUs, of these --only-gpus, may ask for and still run
+here (None: no size bounds it): reasons_never.most_mem of the GPUs there are."""
 _RENUMBERED = "jobs_renumbered"
 """meta's `SUBMITTED PAST`: number_jobs_after moved the id mark from SUBMITTED to PAST."""
 
@@ -162,12 +172,12 @@ class SweepAndDeviceTables:
         )
         return [self._job(row) for row in cursor]
 
-    def sweep_runs(self, name: str) -> list[tuple[int, str, str, float | None, float | None]]:
-        """(id, folder, state, started_at, ended_at) of the sweep's jobs that have a folder,
-        oldest first: what its results table needs, without reading whole jobs (a fifth of
-        a second for 5,000 of them)."""
+    def sweep_runs(self, name: str) -> list[tuple[int, str, str, float | None, float | None, int]]:
+        """(id, folder, state, started_at, ended_at, attempt) of the sweep's jobs that have a
+        folder, oldest first: what its results table needs, without reading whole jobs (a
+        fifth of a second for 5,000 of them). `attempt` 0: the job never started."""
         cursor = self._db.execute(
-            "SELECT id, folder, state, started_at, ended_at FROM jobs"
+            "SELECT id, folder, state, started_at, ended_at, attempt FROM jobs"
             " WHERE sweep = ? AND folder IS NOT NULL ORDER BY id",
             (name,),
         )
@@ -216,19 +226,56 @@ class SweepAndDeviceTables:
         )
         return {int(job_id): int(peak) for job_id, peak in cursor}
 
-    def learn_sweep_mem(self, sweep: str, mem: int, now: float) -> None:
-        """Give the sweep's waiting points that declared no memory (or learned less) `mem`."""
+    def learn_sweep_mem(self, sweep: str, mem: int, now: float, most: MostMem) -> None:
+        """Give the sweep's waiting points that declared no memory (or learned less) `mem`, or,
+        when less, the most their GPUs give (`most` of their GPU count and --only-gpus:
+        reasons_never.most_mem): a request above it never runs. Before, `mem` whatever it
+        was: a point that used 22.5 GiB of a 24 GiB GPU taught 24.8 GiB, and the rest of its
+        sweep waited for ever ("can never run on these GPUs")."""
         with self.transaction():
-            rows = self._db.execute(
-                "SELECT id FROM jobs WHERE sweep = ? AND state IN ('queued', 'held')"
-                " AND (mem IS NULL OR (mem_learned = 1 AND mem < ?))",
-                (sweep, mem),
-            ).fetchall()
-            for (job_id,) in rows:
-                self._db.execute(
-                    "UPDATE jobs SET mem = ?, mem_learned = 1 WHERE id = ?", (mem, job_id)
+            for gpus, only in self._db.execute(_LEARNERS + " AND sweep = ?", (sweep,)).fetchall():
+                bound = most(gpus, tuple(json.loads(only)))
+                learned = mem if bound is None else min(mem, bound)
+                capped = " (all its GPUs give)" if learned < mem else ""
+                detail = f"mem {learned} from a sibling{capped}"
+                self._learn(
+                    "sweep = ? AND (mem IS NULL OR (mem_learned = 1 AND mem < ?))",
+                    (sweep, learned),
+                    (gpus, only),
+                    learned,
+                    detail,
+                    now,
                 )
-                self._add_event(job_id, now, "learn", None, "queued", f"mem {mem} from a sibling")
+
+    def lower_learned_mem(self, now: float, most: MostMem) -> None:
+        """Lower to the most their GPUs give (`most`, as learn_sweep_mem) the learned requests
+        of waiting points above it: an older daemon learned them so, and they never ran."""
+        with self.transaction():
+            for gpus, only in self._db.execute(_LEARNERS + " AND mem_learned = 1").fetchall():
+                if (bound := most(gpus, tuple(json.loads(only)))) is not None:
+                    said = f"mem {bound}: all its GPUs give (it had learned more)"
+                    above = "mem_learned = 1 AND mem > ?"
+                    self._learn(above, (bound,), (gpus, only), bound, said, now)
+
+    def _learn(
+        self,
+        which: str,
+        args: tuple[object, ...],
+        shape: tuple[int, str],
+        mem: int,
+        detail: str,
+        now: float,
+    ) -> None:
+        """Give `mem` (learned) to the waiting points `which` says, of `shape` (their GPU count
+        and --only-gpus, as stored), each with an event that says so."""
+        rows = self._db.execute(
+            f"SELECT id, state FROM jobs WHERE state IN ('queued', 'held') AND gpus = ?"
+            f" AND only_gpus = ? AND {which}",
+            (*shape, *args),
+        ).fetchall()
+        for job_id, state in rows:
+            self._db.execute("UPDATE jobs SET mem = ?, mem_learned = 1 WHERE id = ?", (mem, job_id))
+            self._add_event(job_id, now, "learn", None, state, detail)
 
     def last_job_id(self) -> int:
         """The highest id ever given to a job (0: none yet), the job removed since too: the

@@ -28,7 +28,7 @@ from gpuherd.core.sweep import Point
 from gpuherd.core.units import format_size
 from gpuherd.errors import Forbidden
 from gpuherd.jobfiles import open_job_file
-from gpuherd.json_parse import NotJson, NotText, parse_json
+from gpuherd.json_parse import NotJson, NotText, PastParser, parse_json
 
 PARAMS_FILE = "params.json"
 METRICS_FILE = "metrics.json"
@@ -150,7 +150,7 @@ def read_metrics(run_dir: str) -> dict[str, Any]:
         data = load_json(path, found)
     except FileNotFoundError:  # removed since its lstat: as missing
         return {"metrics": {}}
-    except NotText as exc:
+    except (NotText, PastParser) as exc:  # (each says what to write instead)
         return {"metrics": {}, "metrics_error": f"{path}: {exc}"}
     except NotJson as exc:  # most often cut off: its job killed while writing it, or writing
         advice = _WRITE_WHOLE if exc.cut_off else _WRITE_OBJECT

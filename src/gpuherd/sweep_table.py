@@ -1,9 +1,10 @@
 """A sweep's results table: every point with its state, run time and metrics; the listing.
 
 The points are those of the sweep's latest spec; a point's state is its latest job's, or,
-for a point no job in the database ran, "done" / "failed" from the markers in its folder,
-else from the exit a run herd.db does not know recorded there (unknown_ended.py), "missing"
-without any. A point whose folder such a run writes in now (`runs`: sweep_unwatched.py) is
+for a point no job in the database ran (or whose latest job ended without starting: its
+last run moved to previous-runs/, _last_run), "done" / "failed" from the markers in its
+folder, else from the exit a run herd.db does not know recorded there (unknown_ended.py),
+"missing" without any. A point whose folder such a run writes in now (`runs`: sweep_unwatched.py) is
 running, its job that run's, unless its latest job is waiting or running. A point's
 parameters are those it ran with (its params.json), else the spec's. Jobs of the sweep
 whose folder is no point of the latest spec (an earlier grid) are kept apart (`outside`,
@@ -161,12 +162,14 @@ def _rows(
     latest: dict[str, _Run] = {}
     runs, now = store.sweep_runs(row.name), time.time()
     paused = store.pause_events([r[0] for r in runs if r[3] is not None])
-    for job_id, folder, state, started, ended in runs:
+    for job_id, folder, state, started, ended, attempt in runs:
         # Its time paused is no time run, as `ls` shows it (core/run_time.py); none for the
         # many never paused (0.0, as pauses() of none: a tenth of 40,000 points' table).
         events = paused.get(job_id)
         so_far = pauses(events, started or 0.0, ended) if events else (0.0, None)
-        latest[folder] = _Run(job_id, state, started, ended, paused_until(ended or now, *so_far))
+        paused_for = paused_until(ended or now, *so_far)
+        unstarted = attempt == 0 and state not in _ACTIVE
+        latest[folder] = _Run(job_id, state, started, ended, paused_for, unstarted)
     specified = expand_points(spec)
     # A point no job ran is judged by its folder, looked into only where one may be (one
     # listing, as sweep_plan's): 40,000 points of which few ran cost ~5 failed lookups each.
@@ -199,6 +202,9 @@ class _Run(NamedTuple):
     ended_at: float | None
     paused: float
     """Seconds it has spent paused (its time does not count them)."""
+    ended_unstarted: bool
+    """It ended without ever starting (cancelled while queued or held): the point is judged
+    by its folder's last run, if any (_point_row)."""
 
 
 def _point_row(
@@ -207,10 +213,12 @@ def _point_row(
     there = there or job is not None  # (else nothing to read: no folder, no job)
     metrics = metrics and there
     ran_in, said = point.run_dir, None
-    if job is None and there:  # (its last run moved aside, its job never started: read there)
-        said = marker(ran_in)
-        if said == "missing" and (moved := moved_run(ran_in)):
-            ran_in, said = moved, marker(moved)
+    if there and (job is None or job.ended_unstarted):
+        ran_in, said = _last_run(point.run_dir)
+        if job is not None and said == "missing":
+            ran_in, said = point.run_dir, None  # (no run to judge by: its job's end says)
+        else:
+            job = None
     row = {
         "index": point.index,
         "folder": point.folder,
@@ -224,6 +232,19 @@ def _point_row(
     if metrics:
         row[_UNREAD] = (point, ran_in)
     return row
+
+
+def _last_run(run_dir: str) -> tuple[str, str]:
+    """The folder of the point's last run and what its marker says: its own folder's, or,
+    where a submission moved that run aside and the job it made never started (removed, or
+    cancelled while queued or held: `--force`, then `gpuherd kill`), the one it was moved to
+    (moved_run), as the next submission judges it (sweep_plan). Before, a job cancelled so
+    was the point's state: `sweep status` said `cancelled`, without the run's metrics, and
+    `sweep wait` failed, where the docs said the sweep was left as it was."""
+    said = marker(run_dir)
+    if said == "missing" and (moved := moved_run(run_dir)):
+        return moved, marker(moved)
+    return run_dir, said
 
 
 _UNREAD = "_params_unread"

@@ -1,5 +1,6 @@
 """Whether a sweep's points succeeded, each by its row of `sweep status` (its latest job's
-state, or, with no job left, its folder's marker: sweep_table.py): the one rule of `gpuherd
+state, or, with no job left or one that ended without starting, its folder's marker:
+sweep_table.py): the one rule of `gpuherd
 sweep wait NAME` (`wait --sweep NAME`) and of Python's `Sweep.wait()` (pure).
 
 A point's verdict is its latest job's, however long ago it ended: the CLI's wait judged only
