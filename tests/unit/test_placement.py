@@ -448,8 +448,9 @@ def preferred(candidates: list[Room], n: int) -> set[int] | None:
 
 
 def preferred_on_one_node(candidates: list[Room], n: int) -> list[Room]:
-    def rank(r: Room) -> tuple[int, int, float, int]:
-        return (r.load.count, r.load.count - r.device.slots, -r.free(), r.device.index)
+    def rank(r: Room) -> tuple[int, int, float, float, int]:
+        size = math.inf if r.device.memory_total is None else r.device.memory_total
+        return (r.load.count, r.load.count - r.device.slots, size, -r.free(), r.device.index)
 
     ranked = sorted(candidates, key=rank)
     if len(ranked) == n or n == 1 or not any(r.device.links for r in ranked):

@@ -196,14 +196,15 @@ def test_an_exclusive_job_needs_an_empty_gpu_and_stays_alone() -> None:
 
 def test_a_two_gpu_job_gets_linked_gpus() -> None:
     fast = {0: {1: 2, 2: 1, 3: 1}, 1: {0: 2, 2: 1, 3: 1}, 2: {3: 2, 0: 1, 1: 1}, 3: {2: 2}}
-    # Without links the roomiest pair would be {0, 2}.
+    # Without links the smallest pair would be {1, 3} (best fit: the 80 GiB GPUs stay for
+    # the jobs only they can run).
     sizes = [80, 40, 80, 40]
     devices = [Device(i, memory_total=sizes[i] * GIB, links=fast[i]) for i in range(4)]
     assert plan([job(10, gpus=2)], devices, [], Policy(), NOW) == [Assignment(10, (0, 1))]
     running = [Reservation(1, (0,))]
     assert plan([job(10, gpus=2)], devices, running, Policy(), NOW) == [Assignment(10, (2, 3))]
     plain = [Device(i, memory_total=sizes[i] * GIB) for i in range(4)]
-    assert plan([job(10, gpus=2)], plain, [], Policy(), NOW) == [Assignment(10, (0, 2))]
+    assert plan([job(10, gpus=2)], plain, [], Policy(), NOW) == [Assignment(10, (1, 3))]
     # Each GPU added is the one whose slowest link to those chosen is fastest: 3 joins 0
     # and 1 (links 2 and 2), not 2 (link 0 to GPU 1), though 2 ranks before it.
     mesh = {0: {1: 3, 2: 2, 3: 2}, 1: {2: 0, 3: 2}, 2: {3: 2}, 3: {}}

@@ -88,6 +88,8 @@ class Gpu:
     share_ok: bool
     links: Mapping[int, int] = field(default_factory=dict)
     node: str | None = None
+    size: int | None = None
+    """The GPU's whole memory (None: unknown): the smallest that fits is taken first."""
     count: int = 0
     plain: int = 0
     exclusive: bool = False
@@ -98,14 +100,19 @@ class Gpu:
     def free_mem(self) -> int | None:
         return None if self.cap is None else self.cap - self.held
 
-    def rank(self) -> tuple[int, int, float, int]:
-        # Fewest jobs, then most free slots, then most free memory, then lowest index:
-        # spreads jobs over the GPUs (an idle GPU before a half-used one with more slots:
-        # `--gpus 0,0,1` lets GPU 0 take two jobs, it does not fill GPU 0 first) and makes
-        # every pass deterministic. Unknown memory cannot run out: it ranks as the roomiest.
+    def rank(self) -> tuple[int, int, float, float, int]:
+        # Fewest jobs, then most free slots, then the smallest GPU, then most free memory,
+        # then lowest index: spreads jobs over the GPUs (an idle GPU before a half-used one
+        # with more slots: `--gpus 0,0,1` lets GPU 0 take two jobs, it does not fill GPU 0
+        # first), keeps a big GPU for the jobs only it can run (best fit: a job without --mem
+        # took the 80 GiB GPU beside idle 24 GiB ones, and a --mem 50GiB job waited behind
+        # it), and makes every pass deterministic. Unknown memory cannot run out: it ranks
+        # as the roomiest, and the biggest.
         free = self.free_mem
         spare = -math.inf if free is None else -free
-        return (self.count, self.count - self.slots, spare, self.index)
+        size = math.inf if self.size is None else self.size  # (its whole memory: not `cap`,
+        # less what others use, which made a GPU others use the first pick)
+        return (self.count, self.count - self.slots, size, spare, self.index)
 
     def fits(self, kind: Kind, mem: int | None) -> bool:
         """Whether one more job of this kind (and --mem) may join the GPU now."""
@@ -160,6 +167,7 @@ def load(
             not share_busy,
             d.links,
             d.node,
+            d.memory_total,
         )
     for r in reservations:
         kind = reservation_kind(r)
