@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import codecs
 import functools
+import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Self
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -35,6 +35,7 @@ from pydantic import (
     model_validator,
 )
 
+from gpuherd.core.int64 import beyond, holds
 from gpuherd.core.near_names import did_you_mean
 from gpuherd.core.sweep import DistKind, Distribution, SweepError, SweepSpec, check_exclude
 from gpuherd.core.sweep_config import SweepFileError as SweepFileError
@@ -43,10 +44,12 @@ from gpuherd.core.sweep_config import wandb_config
 from gpuherd.core.sweep_fixed import unused_fixed
 from gpuherd.core.sweep_spec import EMPTY_NAME, SWEEP_FIELD
 from gpuherd.core.sweep_values import check_values
-from gpuherd.sweepfile_options import COMMAND_LINE_ONLY, FileOptions, Switch
+from gpuherd.not_utf8 import not_utf8
+from gpuherd.sweepfile_options import COMMAND_LINE_ONLY, FileOptions, Switch, as_written
 from gpuherd.sweepfile_options import SubmitOptions as SubmitOptions
+from gpuherd.sweepfile_places import dotted, place, real_loc
 from gpuherd.sweepfile_text import MAX_FILE_BYTES as MAX_FILE_BYTES
-from gpuherd.sweepfile_text import Loader, parse_text, too_large
+from gpuherd.sweepfile_text import parse_text, too_large
 
 
 @dataclass(frozen=True)
@@ -60,7 +63,7 @@ class SweepFile:
     def where(self, key: str) -> str:
         """`path:line` of the file's `key` (`path` where the format tells no line), as the
         file's own errors name it: for a value checked later (its output's folder)."""
-        return _place(self.path, self.text, (key,))
+        return place(self.path, self.text, (key,))
 
 
 class _Strict(BaseModel):
@@ -132,6 +135,15 @@ class _File(FileOptions):
             raise ValueError("empty list: give a mapping of parameter lists, or a list of them")
         return value
 
+    @field_validator("seed")
+    @classmethod
+    def _seed(cls, value: int | None) -> int | None:
+        """One of the daemon's 64-bit numbers, as --seed and Python's seed= take it: one
+        past them was submitted and recorded, where herd.sweep() refused it."""
+        if value is not None and not holds(value):
+            raise ValueError(f"{value} {beyond(value)}")
+        return value
+
     @field_validator("exclude")
     @classmethod
     def _exclude(cls, value: Any) -> Any:
@@ -159,10 +171,13 @@ def load_sweep(path: str | Path) -> SweepFile:
         # A byte order mark (Windows editors, PowerShell's Out-File -Encoding utf8) is not
         # text: YAML skipped it, but JSON and TOML refused the file for it.
         text = raw.removeprefix(codecs.BOM_UTF8).decode("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         # strerror alone: the OSError's own text repeats the path as Python spells it
-        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        why = exc.strerror or str(exc)
         raise SweepFileError(f"{where}: cannot read the sweep file: {why}") from None
+    except UnicodeDecodeError as exc:  # (the BOM taken off: `at` counts from after it)
+        at = exc.start + (len(codecs.BOM_UTF8) if raw.startswith(codecs.BOM_UTF8) else 0)
+        raise SweepFileError(not_utf8(where, raw, at, "a sweep file")) from None
     loaded = parse_sweep(text, where)
     # A file without one expanded to empty commands (a dry run printed blank lines); a
     # SweepSpec may lack one only where a Python task gives it (sweep_from_config).
@@ -174,7 +189,7 @@ def load_sweep(path: str | Path) -> SweepFile:
     # Here, where the file's line is known (the daemon checks a spec from Python too, which
     # may add fixed values of its own): not in parse_sweep, whose specs a task may run.
     if unused := unused_fixed(loaded.spec):
-        raise SweepFileError(f"{_place(where, loaded.text, unused.loc)}: {unused}")
+        raise SweepFileError(f"{place(where, loaded.text, unused.loc)}: {unused}")
     return loaded
 
 
@@ -185,9 +200,9 @@ def parse_sweep(text: str, path: str) -> SweepFile:
         raise SweepFileError(f"{path}: a sweep file must be a mapping of keys (name, grid, ...)")
     for key in data:
         if why := COMMAND_LINE_ONLY.get(str(key).replace("-", "_")):
-            raise SweepFileError(f"{_place(path, text, (key,))}: {key}: {why}")
+            raise SweepFileError(f"{place(path, text, (key,))}: {key}: {why}")
     if foreign := wandb_config(data):
-        raise SweepFileError(f"{_place(path, text, (foreign[0],))}: {foreign[1]}")
+        raise SweepFileError(f"{place(path, text, (foreign[0],))}: {foreign[1]}")
     folder = os.path.dirname(os.path.abspath(path))
     try:
         check_values(data)
@@ -197,7 +212,7 @@ def parse_sweep(text: str, path: str) -> SweepFile:
     except ValidationError as exc:
         raise SweepFileError(_pydantic_problem(path, text, data, exc)) from None
     except SweepError as exc:
-        raise SweepFileError(f"{_place(path, text, exc.loc)}: {exc}") from None
+        raise SweepFileError(f"{place(path, text, exc.loc)}: {exc}") from None
     return SweepFile(path=path, spec=spec, options=model.submit_options(), text=text)
 
 
@@ -230,7 +245,7 @@ def _to_spec(model: _File, stem: str) -> SweepSpec:
 def _pydantic_problem(path: str, text: str, data: Any, exc: ValidationError) -> str:
     errors = exc.errors()
     first = errors[0]
-    loc = _real_loc(first["loc"], data)
+    loc = real_loc(first["loc"], data)
     shown_loc = loc
     if first["type"] == "extra_forbidden":
         parent = loc[:-1]
@@ -249,7 +264,12 @@ def _pydantic_problem(path: str, text: str, data: Any, exc: ValidationError) -> 
             )
         shown_loc = parent
     elif first["type"] == "value_error":
-        message = str(first.get("ctx", {}).get("error", first["msg"]))
+        error = first.get("ctx", {}).get("error", first["msg"])
+        message = str(error)
+        if isinstance(error, SweepError) and error.loc:  # (an entry's own key: env.SEED)
+            loc = shown_loc = (*loc, *error.loc)
+    elif first["type"] == "list_type" and (option := _option_in_grid(loc)):
+        message = _option_in_grid_words(option, path)
     elif first["type"] in _NUMBER_ERRORS and _reads_as_number(first["input"]):
         message = (  # `gpus: 01`, `seed: 0x1F`, `priority: +5`: YAML keeps them as text
             f"{first['input']!r} is text, not a number: write it in decimal digits, unquoted,"
@@ -260,8 +280,8 @@ def _pydantic_problem(path: str, text: str, data: Any, exc: ValidationError) -> 
         message = _in_flag_words(first, loc)
     more = f" ({len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})"
     more = more if len(errors) > 1 else ""
-    shown = f"{_dotted(shown_loc, data)}: " if shown_loc else ""
-    return f"{_place(path, text, loc)}: {shown}{' '.join(message.split())}{more}"
+    shown = f"{dotted(shown_loc, data)}: " if shown_loc else ""
+    return f"{place(path, text, loc)}: {shown}{' '.join(message.split())}{more}"
 
 
 def _in_flag_words(error: Any, loc: Sequence[str | int]) -> str:
@@ -269,7 +289,7 @@ def _in_flag_words(error: Any, loc: Sequence[str | int]) -> str:
     what the key takes and what was given (`retries: -1 is out of range: use a whole number
     from 0 up`, as --retries -1 is refused)."""
     kind, given = error["type"], error.get("input")
-    shown = _as_written(given)
+    shown = as_written(given)
     if kind in ("int_type", "int_parsing"):
         return f"give a whole number, not {shown}"
     if kind in ("greater_than_equal", "less_than_equal"):
@@ -286,8 +306,8 @@ def _in_flag_words(error: Any, loc: Sequence[str | int]) -> str:
         return f"{shown} is not a choice: use {error['ctx']['expected']}"
     if kind == "dict_type":
         return f"give a mapping (one `name: value` a line, or {{name: value}}), not {shown}"
-    if kind == "list_type":
-        one = "" if isinstance(given, Mapping) else f" ([{given}] for one value)"
+    if kind == "list_type":  # (one value as the file would write it: ["1h"], not [1h])
+        one = "" if isinstance(given, Mapping) else f" ([{_as_json(given)}] for one value)"
         return f"give a list{one}, not {shown}"
     if kind == "string_type":
         quoted = (
@@ -299,13 +319,33 @@ def _in_flag_words(error: Any, loc: Sequence[str | int]) -> str:
     return str(error["msg"])
 
 
-def _as_written(value: Any) -> str:
-    """A value as a sweep file writes it (true, not True), or its kind if it is a container."""
-    if isinstance(value, Mapping | list):
-        return "a mapping" if isinstance(value, Mapping) else "a list"
-    if value is None or isinstance(value, bool):
-        return "null" if value is None else str(value).lower()
-    return repr(value)
+def _option_in_grid(loc: Sequence[str | int]) -> str | None:
+    """The file's key (a job option, `timeout`, or the sweep's, `seed`) that a grid's key not
+    given a list is named after, if it is one: surely one written below `[grid]` in TOML,
+    whose keys all belong to the grid that far (or indented under `grid:` in YAML). It was
+    told to give a list ([1h] for one value), which made it a parameter of the points, not
+    their option, without a word."""
+    key = loc[-1] if len(loc) > 1 and loc[0] == "grid" else None
+    return key if isinstance(key, str) and key in _KEYS[()] else None
+
+
+def _option_in_grid_words(key: str, path: str) -> str:
+    kind = "a job option" if key in FileOptions.model_fields else "a key of the sweep"
+    if Path(path).suffix.lower() == ".toml":
+        where = "above [grid] (every key below [grid] is the grid's)"
+    elif Path(path).suffix.lower() == ".json":
+        where = 'outside "grid", beside "command"'
+    else:
+        where = "at the top level, as command is, not indented under grid"
+    return f"{key} is {kind}, not a parameter: put it {where}"
+
+
+def _as_json(value: Any) -> str:
+    """A value as the three formats all write it (`"1h"`, `2`, `true`)."""
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):  # (a date of YAML's or TOML's: no JSON for it)
+        return str(value)
 
 
 _NUMBER_ERRORS = ("int_type", "int_parsing", "float_type", "float_parsing")
@@ -324,62 +364,3 @@ def _reads_as_number(value: Any) -> bool:
             continue
         return True
     return False
-
-
-def _real_loc(loc: Sequence[str | int], data: Any) -> tuple[str | int, ...]:
-    """The steps of pydantic's `loc` that exist in the data (drops "[key]" and type tags)."""
-    out: list[str | int] = []
-    node = data
-    for step in loc:
-        found = isinstance(node, Mapping) and step in node
-        if found or (isinstance(node, list) and isinstance(step, int) and step < len(node)):
-            node = node[step]
-        elif isinstance(node, Mapping) and isinstance(step, int):
-            continue  # `grid` written as one mapping, checked as a list of one
-        else:
-            break
-        out.append(step)
-    return tuple(out)
-
-
-def _dotted(loc: Sequence[str | int], data: Any) -> str:
-    """`grid.lr`, `grid[1].lr`, `random.lr.int`: the key path as the user wrote it."""
-    text = ""
-    node = data
-    for step in loc:
-        if isinstance(node, Mapping):
-            if isinstance(step, int):
-                continue
-            node = node.get(step)
-        else:
-            ok = isinstance(node, list) and isinstance(step, int) and step < len(node)
-            node = node[step] if ok else None
-        text += f"[{step}]" if isinstance(step, int) else (f".{step}" if text else step)
-    return text
-
-
-def _place(path: str, text: str, loc: Sequence[str | int]) -> str:
-    """`path:line` for the deepest key of `loc` that the YAML text shows; else `path`."""
-    if Path(path).suffix.lower() not in (".yaml", ".yml", ".json") or not loc:
-        return path
-    try:
-        node = yaml.compose(text, Loader=Loader)  # a SafeLoader
-    except yaml.YAMLError:
-        return path
-    line = None
-    for step in loc:
-        if isinstance(node, yaml.MappingNode):
-            if isinstance(step, int):
-                continue
-            match = [(k, v) for k, v in node.value if getattr(k, "value", None) == step]
-            if not match:
-                break
-            line, node = match[0][0].start_mark.line + 1, match[0][1]
-        elif isinstance(node, yaml.SequenceNode) and isinstance(step, int):
-            if step >= len(node.value):
-                break
-            node = node.value[step]
-            line = node.start_mark.line + 1
-        else:
-            break
-    return f"{path}:{line}" if line is not None else path

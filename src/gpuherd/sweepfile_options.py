@@ -40,8 +40,12 @@ from gpuherd.core.env_vars import check_variable
 from gpuherd.core.idspec import gpu_index_list
 from gpuherd.core.log_caps import sent_log_cap
 from gpuherd.core.output_files import template_problem
+from gpuherd.core.sweep_names import SweepError
 from gpuherd.core.units import memory_amount, parse_duration
 from gpuherd.core.when import parse_begin
+from gpuherd.errors import InvalidValue
+from gpuherd.submission_text import field as named_field
+from gpuherd.submission_text import reject_reserved_names
 
 
 @dataclass(frozen=True)
@@ -235,8 +239,27 @@ class FileOptions(BaseModel):
     @field_validator("env")
     @classmethod
     def _env(cls, value: dict[str, Any]) -> dict[str, str]:
+        """Each entry checked as the daemon checks an --env's, and refused at its own key
+        (`env.GPUHERD_JOB_ID`, SweepError's loc): the daemon named `env (--env)`, never typed,
+        and a --dry-run, which asks no daemon, took it."""
         for key, item in value.items():
+            at = (key,) if key else ()  # (`env.: ''` named no key: the message quotes it)
             if not isinstance(item, str | int | float) or isinstance(item, bool):
-                raise ValueError(f"{key}: give a string or a number, got {item!r}")
-            check_variable(key, str(item))
+                raise SweepError(f"give a string or a number, not {as_written(item)}", at)
+            try:
+                check_variable(key, str(item))
+                reject_reserved_names("", {key: str(item)})
+            except InvalidValue as exc:  # (its words name the flag: `env (--env): ...`)
+                raise SweepError(str(exc).removeprefix(f"{named_field('env')}: "), at) from None
+            except ValueError as exc:
+                raise SweepError(str(exc), at) from None
         return {key: str(item) for key, item in value.items()}
+
+
+def as_written(value: Any) -> str:
+    """A value as a sweep file writes it (true, not True), or its kind if it is a container."""
+    if isinstance(value, Mapping | list):
+        return "a mapping" if isinstance(value, Mapping) else "a list"
+    if value is None or isinstance(value, bool):
+        return "null" if value is None else str(value).lower()
+    return repr(value)

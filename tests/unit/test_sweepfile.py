@@ -345,7 +345,7 @@ def test_a_sweep_without_shuffle_seed_leaves_the_seed_to_the_caller() -> None:
             "gpus: 65\n",
             r":1: gpus: 65 is out of range: use a whole number from 0 to 64$",
         ),  # (was taken)
-        ("env: {A: [1]}\n", r":1: env: A: give a string or a number"),
+        ("env: {A: [1]}\n", r":1: env\.A: give a string or a number, not a list"),
         ("- a\n", "must be a mapping"),
         ("", "must be a mapping"),
     ],

@@ -156,8 +156,8 @@ def test_left_out_keys_are_the_flags_defaults() -> None:
         ("cwd: no-such-folder", r"cwd: 'no-such-folder' is not a folder \(/.*/no-such-folder\)"),
         ("cwd: ''", r"cwd: empty: give a folder \('\.' is the sweep file's own\)"),
         ("cwd: 5", r"cwd: give text \(quoted, '5', if it reads as something else\), not 5$"),
-        ("env: {1A: x}", r"env: '1A' is not an environment variable name: use letters, digits"),
-        ("env: {A-B: 1}", r"env: 'A-B' is not an environment variable name: .*not starting"),
+        ("env: {1A: x}", r"env\.1A: '1A' is not an environment variable name: use letters, digits"),
+        ("env: {A-B: 1}", r"env\.A-B: 'A-B' is not an environment variable name: .*not starting"),
         ("env: {'': 1}", r"env: '' is not an environment variable name"),
         ("hold: true\nbegin: '+1h'", r"begin: hold: true and begin are one choice, .*keep one"),
     ],
@@ -240,6 +240,6 @@ def test_hold_and_begin_in_one_file_are_refused_at_begins_line_whatever_their_or
 
 
 def test_an_env_variable_over_128_kib_is_refused_as_python_refuses_it() -> None:
-    with pytest.raises(SweepFileError, match=r"^s\.yaml:3: env: 'A' is 131,074 bytes with its"):
+    with pytest.raises(SweepFileError, match=r"^s\.yaml:3: env\.A: 'A' is 131,074 bytes with its"):
         parse_sweep(SPEC + f"env: {{A: {'x' * 131_072}}}\n", "s.yaml")
     assert parse_sweep(SPEC + f"env: {{A: {'x' * 131_069}}}\n", "s.yaml").options.env["A"]

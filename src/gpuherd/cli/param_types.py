@@ -16,7 +16,6 @@ from gpuherd.core.env_vars import check_variable
 from gpuherd.core.idspec import OPTION_HELP, check_job_id, parse_gpu_indices, parse_job_refs
 from gpuherd.core.int64 import (
     LARGEST,
-    MOST_DIGITS,
     SMALLEST,
     TOO_LARGE,
     WHOLE_TEXT,
@@ -222,16 +221,15 @@ class Place(_Flagged, click.Path):
 
 class _Whole(click.ParamType):  # type: ignore[type-arg]
     """A whole number, refused in gpuherd's words: click's "'high' is not a valid integer."
-    said nothing of what the number is for. `meaning` says it; `sample` is a good value. A
-    `stored` one (a priority, an attempt) is one of the daemon's 64-bit numbers: past them it
-    is refused here, naming the option, not by the daemon as `invalid request: query.attempt`."""
+    said nothing of what the number is for. `meaning` says it; `sample` is a good value. Each
+    (a priority, an attempt, a seed) is one of the daemon's 64-bit numbers: past them it is
+    refused here, naming the option, not by the daemon as `invalid request: query.attempt`."""
 
     name = "integer"
 
-    def __init__(self, meaning: str, sample: int, stored: bool = True) -> None:
+    def __init__(self, meaning: str, sample: int) -> None:
         self.meaning = meaning
         self.sample = sample
-        self.stored = stored
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if not isinstance(value, str):
@@ -240,15 +238,11 @@ class _Whole(click.ParamType):  # type: ignore[type-arg]
             # Of ASCII alone (UnicodeEncodeError is a ValueError): int() of a str takes `٣`.
             value.encode("ascii")
             number = whole(value)
-            long = isinstance(number, LongNumber)  # (a seed, kept as JSON, is of any size)
-            if long or (self.stored and not SMALLEST <= number <= LARGEST):
+            if isinstance(number, LongNumber) or not SMALLEST <= number <= LARGEST:
                 what = param.human_readable_name.lower() if param else "value"
                 if isinstance(param, click.Option):  # `--priority: N is too large ...`
                     what = f"{param.opts[-1]}:"
-                most = f"is too large (at most {MOST_DIGITS:,} digits)"  # a seed's
-                raise click.UsageError(
-                    f"{what} {number} {beyond(number) if self.stored else most}", ctx
-                )
+                raise click.UsageError(f"{what} {number} {beyond(number)}", ctx)
             return number
         if isinstance(param, click.Option):  # `submit --priority high`
             said = f"{param.opts[-1]} takes a whole number, not {value!r}"
@@ -264,7 +258,9 @@ class _Whole(click.ParamType):  # type: ignore[type-arg]
 
 PRIORITY = _Whole("higher runs first (the default is 0)", 10)
 ATTEMPT = _Whole("attempts are numbered from 1 (gpuherd show lists them)", 2)
-SEED = _Whole("the same seed draws the same points", 7, stored=False)  # any size: kept as JSON
+# A seed is one of the daemon's 64-bit numbers too, as Python's seed= (pyapi_checks): one of
+# any size was taken here, recorded, and refused by herd.sweep() (`is too large`).
+SEED = _Whole("the same seed draws the same points", 7)
 
 
 LAST = "last"

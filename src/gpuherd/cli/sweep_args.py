@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import re
 import shlex
+from collections.abc import Collection
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -20,10 +21,12 @@ from gpuherd.cli.option_checks import (
 )
 from gpuherd.cli.option_values import refuse_option_as_value
 from gpuherd.cli.output_options import check_outputs
+from gpuherd.cli.sweep_placeholder_paths import refuse_placeholder_paths
 from gpuherd.core.sweep import FILE_SUFFIXES, SweepError, SweepSpec
 from gpuherd.core.sweep_names import default_sweep_name
 from gpuherd.errors import HerdError
 from gpuherd.paths import current_folder
+from gpuherd.submission_text import reject_reserved_names
 from gpuherd.wire_requests import SweepOptions
 
 if TYPE_CHECKING:
@@ -254,6 +257,9 @@ def build(
         spec = replace(spec, **changes)
     except SweepError as exc:
         raise HerdError(f"invalid sweep: {exc}") from None
+    if loaded is not None:
+        _check_file_points(loaded, spec, changes)
+    reject_reserved_names("", dict(opts["env_pairs"]))  # (as the daemon does: for --dry-run)
     env = {**from_file.pop("env", {}), **dict(opts["env_pairs"])}
     chosen = {**opts, **from_file}
     cwd = chosen["cwd"] or current_folder()
@@ -262,6 +268,8 @@ def build(
         """Where the file gave `key`'s value (a default is None: one not None is the file's)."""
         return loaded.where(key) if loaded and from_file.get(key) is not None else None
 
+    results_where = loaded.where("results_dir") if loaded and not given("results_dir") else None
+    refuse_placeholder_paths(chosen, in_file, spec.results_dir, results_where)
     check_outputs(chosen, cwd, in_file)  # (the file's named as its keys, as its other errors)
     refuse_hold_with_begin(chosen["hold"], chosen["begin"])
     _refuse_together(chosen, [k for k in from_file if not given(k)], source)
@@ -293,6 +301,19 @@ def build(
         error=chosen["error"],
     )
     return spec, options, cwd
+
+
+def _check_file_points(loaded: SweepFile, spec: SweepSpec, overridden: Collection[str]) -> None:
+    """Refuse what the file's points would be refused for, at its key's line (its samples,
+    its command's format specs: sweepfile_points.py), before the daemon or a dry run expands
+    them and says it naming no file."""
+    from gpuherd.sweepfile import SweepFileError
+    from gpuherd.sweepfile_points import check_points
+
+    try:
+        check_points(loaded, spec, overridden)
+    except SweepFileError as exc:
+        raise HerdError(str(exc)) from None
 
 
 def _refuse_together(chosen: dict[str, Any], file_keys: list[str], file: str) -> None:

@@ -32,10 +32,9 @@ from gpuherd.cli.main import prefixed
 from gpuherd.cli.option_checks import one_output
 from gpuherd.cli.output_options import output_options
 from gpuherd.cli.param_types import SEED, Place, WholeRange, checked_by_daemon, completes
-from gpuherd.cli.sbatch_hints import sweep_sbatch_hint
-from gpuherd.cli.submit_hints import gpus_had
-from gpuherd.cli.sweep_args import ParamsCommand, build, is_file, lone_value_warnings
+from gpuherd.cli.sweep_args import ParamsCommand, build, is_file
 from gpuherd.cli.sweep_dry_run import DryRun, check_size, dry_run
+from gpuherd.cli.sweep_hints import sweep_warnings
 from gpuherd.cli.sweep_left_out import left_out, typed_keys
 from gpuherd.cli.sweep_path import sweep_path
 from gpuherd.cli.wait_cmd import wait, waiting_options
@@ -47,7 +46,6 @@ from gpuherd.core.sweep import is_bare_command, spec_to_dict
 from gpuherd.core.sweep_env import worded_for_file
 from gpuherd.core.units import plural
 from gpuherd.core.when import past_begin_hint
-from gpuherd.device_hints import command_devices_hint
 from gpuherd.errors import HerdError, NotRunning
 from gpuherd.typed_name import typed_name
 from gpuherd.wire_requests import options_sent
@@ -204,20 +202,16 @@ def submit_sweep(ctx: click.Context, /, source: str, **opts: Any) -> None:
     refuse_contradiction(asdict(options))  # (resolved() does it too: a dry run asks no daemon)
     if not is_file(source) and is_bare_command(source, bool(params)):
         raise click.UsageError(_bare_command(source))
-    # Said as the daemon's warnings: `-p lr 0.1,0.01` (one point), and, once for the sweep as
-    # submit says them, a template that sets CUDA_VISIBLE_DEVICES itself or runs a Slurm script.
-    devices = command_devices_hint(
-        spec.command or "", options.gpus, options.only_gpus, "submit the sweep", gpus_had
-    )
     env = options.env_overrides or {}
-    sbatch = sweep_sbatch_hint(spec.command or "", asdict(options), cwd, {**os.environ, **env})
-    cli_warnings = [*lone_value_warnings(params), *filter(None, (devices, sbatch))]
     flags = dict(opts["env_pairs"])  # (over the file's env, name by name)
     file_env = {k: v for k, v in env.items() if k not in flags} if is_file(source) else {}
+    # Said as the daemon's warnings, once for the sweep as submit says them (sweep_hints.py).
+    file = source if is_file(source) else ""
+    seed_flag = opts["seed"] is not None
+    cli_warnings = sweep_warnings(spec, options, cwd, params, file, file_env, seed_flag)
     if opts["dry_run"]:
         # The one-a-line commands are for `| gpuherd run`: what they leave out is said; the
         # JSON (for scripts) carries no option either, and says none.
-        file = source if is_file(source) else ""
         typed, some_file_env = typed_keys(ctx), bool(file_env)
         lost = None if opts["as_json"] else left_out(options, cwd, file, typed, some_file_env)
         said = DryRun(opts["as_json"], lost, cli_warnings, env, source, file_env)
