@@ -277,13 +277,16 @@ def test_daemon_log_hooks_follows_hooks_log_through_its_rotation(herd: Herd) -> 
     assert (missing.returncode, missing.stderr) == (
         1,
         f"gpuherd: error: no hook log at {herd.home / 'hooks.log'} yet: no on-end hook has run "
-        "there (gpuherd config set on-end CMD)\n",
+        "there (gpuherd config get on-end shows the one set; gpuherd daemon log --hooks -f "
+        "waits for its first run)\n",
     )
     log = herd.home / "hooks.log"
-    log.write_text("one\n")
-    follow = herd.popen("daemon", "log", "--hooks", "-f")
+    follow = herd.popen("daemon", "log", "--hooks", "-f")  # before the first hook: it waits
     try:
-        assert follow.stdout is not None
+        assert follow.stdout is not None and follow.stderr is not None
+        said = read_line(follow.stderr.fileno(), bytearray()).decode()
+        assert said == f"gpuherd: no on-end hook has run yet; waiting for its first run ({log})"
+        log.write_text("one\n")
         buffer = bytearray()
         assert read_line(follow.stdout.fileno(), buffer) == b"one"
         log.rename(herd.home / "hooks.log.1")  # as the daemon rotates it

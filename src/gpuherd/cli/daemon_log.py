@@ -4,6 +4,7 @@ hook's), read from the home's files, so it works when no daemon runs (after a fa
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import sys
 import time
@@ -35,9 +36,16 @@ def log_cmd(lines: int, follow: bool, hooks: bool) -> None:
     a failed start).
     """
     home = paths.home_dir()
+    name = typed_name()
     if hooks:
         path = home / paths.HOOK_LOG
-        missing = "hook log", f"no on-end hook has run there ({typed_name()} config set on-end CMD)"
+        missing = (
+            "hook log",
+            (
+                f"no on-end hook has run there ({name} config get on-end shows the one set; "
+                f"{name} daemon log --hooks -f waits for its first run)"
+            ),
+        )
     else:
         path, missing = paths.daemon_log(home), ("daemon log", "no daemon has started there")
     try:
@@ -46,7 +54,9 @@ def log_cmd(lines: int, follow: bool, hooks: bool) -> None:
         pid = None if hooks else lock_holder(home)
         if pid is not None:
             raise HerdError(_removed_while_running(path, pid)) from None
-        raise HerdError(f"no {missing[0]} at {path} yet: {missing[1]}") from None
+        if not (hooks and follow):
+            raise HerdError(f"no {missing[0]} at {path} yet: {missing[1]}") from None
+        log = _first_made(path)  # (set a hook, then watch it: as `tail -F` waits)
     try:
         text = log.read()
         tail = text.splitlines(keepends=True)[-lines:] if lines else []
@@ -64,6 +74,19 @@ def log_cmd(lines: int, follow: bool, hooks: bool) -> None:
                 time.sleep(LOG_POLL)
     finally:
         log.close()
+
+
+def _first_made(path: Path) -> io.BufferedReader:
+    """`path` opened once it is made, said first on stderr: `daemon log --hooks -f` before
+    any hook has run refused to follow ("no hook log yet"), as a hook was just set."""
+    click.echo(
+        f"{typed_name()}: no on-end hook has run yet; waiting for its first run ({path})",
+        err=True,
+    )
+    while True:
+        with contextlib.suppress(FileNotFoundError):
+            return path.open("rb")
+        time.sleep(LOG_POLL)
 
 
 def _removed_while_running(path: Path, pid: int) -> str:
