@@ -106,3 +106,13 @@ def test_memory_outside_gpuherd_is_named_only_where_the_job_would_fit_without_it
     assert "outside gpuherd" not in why_waiting(big, devices, [], tight)
     roomy = job(11, mem=60 * GIB, exclusive=True)  # fits once the 10 GiB are gone
     assert "10.0 GiB of GPU 0 is in use outside gpuherd" in why_waiting(roomy, devices, [], tight)
+
+
+def test_a_mem_job_beside_an_exclusive_one_waits_for_a_free_gpu_not_a_slot() -> None:
+    """A --mem job on a 2-slot GPU that runs an exclusive job was told it waited "for a free
+    slot" (one was free): the exclusive job keeps the GPU whole, and it waits for a GPU."""
+    two_slots = [Device(0, slots=2, memory_total=80 * GIB)]
+    alone = [Reservation(7, (0,), exclusive=True)]
+    shared = job(10, mem=GIB)
+    assert plan([shared], two_slots, alone, Policy(), NOW) == []
+    assert why_waiting(shared, two_slots, alone, Policy()).startswith("waiting for a free GPU")

@@ -66,13 +66,17 @@ def _waiting_for(kind: Kind, n: int, mem: int | None, gpus: list[Gpu]) -> str:
     if kind is SHARING and any(g.cap is not None for g in gpus):
         need = mem or 0
         roomy = [g for g in gpus if g.free_mem is None or g.free_mem >= need]
-        if most_on_a_node(g for g in roomy if g.share_ok) >= n:
+        # (A GPU running an exclusive job has no slot to give, however many it has free:
+        # "waiting for a free slot" was said of one.)
+        shared = [g for g in roomy if not g.exclusive]
+        if most_on_a_node(g for g in shared if g.share_ok) >= n:
             return f"waiting for a free slot on {plural(n, 'GPU')}"
-        if most_on_a_node(roomy) >= n:
+        if most_on_a_node(shared) >= n:
             wanted = "a GPU" if n == 1 else f"{n} GPUs"
             return f"waiting for {wanted} without other users' processes"
-        return f"waiting for {format_size(need)} free on {plural(n, 'GPU')}"
-    if kind is EXCLUSIVE:
+        if most_on_a_node(roomy) < n:
+            return f"waiting for {format_size(need)} free on {plural(n, 'GPU')}"
+    elif kind is EXCLUSIVE:
         return "waiting for an empty GPU" if n == 1 else f"waiting for {n} empty GPUs"
     return "waiting for a free GPU" if n == 1 else f"waiting for {n} free GPUs"
 
