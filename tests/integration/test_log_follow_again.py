@@ -82,3 +82,18 @@ def test_stderr_in_the_stdout_file_is_not_pointed_at(shared_daemon: Herd, tmp_pa
 def submitted(stderr: str) -> int:
     """The id of `submitted job N`, the first line of `submit --follow`'s stderr."""
     return int(stderr.splitlines()[0].removeprefix("submitted job "))
+
+
+def test_a_follow_of_a_job_failed_already_points_at_its_stderr_once(
+    shared_daemon: Herd,
+) -> None:
+    """`log -f` of a job that had failed, stdout empty, said `wrote nothing to stdout, but to
+    stderr: gpuherd log -f 5 --stderr` (a follow of an ended job), then its end's pointer:
+    the end's alone now."""
+    herd = shared_daemon
+    job = herd.submit("--gpus", "0", "--", "echo oops >&2; exit 3")
+    herd.wait_state(job, "failed")
+    followed = herd.cli("log", "-f", str(job))
+    assert (
+        followed.stderr == f"job {job}: failed (exit 3); its stderr: gpuherd log {job} --stderr\n"
+    )

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shlex
 import sys
 import time
 from typing import Any
@@ -23,13 +22,14 @@ from gpuherd.cli.job_refs import (
 from gpuherd.cli.log_output import (
     check_attempt,
     ended_badly,
-    has_text,
+    ends_pointing,
+    has_text_at,
     not_started_note,
     point_at_stderr,
     print_follow,
     say_daemon_gone,
 )
-from gpuherd.cli.ls_options import check_ls_options, view_options, window_options
+from gpuherd.cli.ls_options import check_ls_options, prefix_hint, view_options, window_options
 from gpuherd.cli.main import prefixed
 from gpuherd.cli.option_values import refuse_option_as_value
 from gpuherd.cli.options import (
@@ -287,7 +287,7 @@ def list_jobs(
     def table(term: plain.Terminal) -> list[str]:
         jobs, more = (answer := listing())["jobs"], answer.get("more", 0)
         narrowed = bool(states) or any(value is not None for value in match.values())
-        hint = "" if jobs else _prefix_hint(client, states, match, all_jobs)
+        hint = "" if jobs else prefix_hint(client, states, match, all_jobs)
         shown = columns or ls_table.DEFAULT_COLUMNS
         # The limit counts every job listed with --state or --all (else the waiting ones).
         counted = limit if states or all_jobs else None
@@ -310,23 +310,6 @@ def list_jobs(
         term.write(table(term))
     if unread:  # the others are listed; a script is told that some job was not
         sys.exit(1)
-
-
-def _prefix_hint(
-    client: Client, states: tuple[str, ...], match: dict[str, Any], all_jobs: bool
-) -> str:
-    """For `ls --name resnet` that matched nothing, where jobs named `resnet-...` would:
-    --name takes a whole name (as pueue's and task-spooler's users may not expect), and a
-    pattern finds those. Asked only then, and for one job."""
-    name = match["name"]
-    if not name or any(c in name for c in "*?["):
-        return ""
-    wider = {**match, "name": name + "*"}
-    found = client.get("/jobs", state=list(states), **wider, all=all_jobs or None, limit=1)
-    if not found["jobs"]:
-        return ""
-    pattern = shlex.quote(name + "*")
-    return f"none is named {name}; --name {pattern} finds the names that start with {name}"
 
 
 @click.command(cls=TakesJobIds)
@@ -382,9 +365,10 @@ def log(
         if not wrote and not stderr and lines != 0:  # (-n 0 asked for nothing)
             point_at_stderr(client, job_id, attempt, "")
         return
-    if attempt is None and (note := not_started_note(client.get(f"/jobs/{job_id}"))):
+    now = client.get(f"/jobs/{job_id}")
+    if attempt is None and (note := not_started_note(now)):
         click.echo(note, err=True)  # (held, say: the follow would look hung)
-    elif not stderr and has_text(client, job_id, "stdout", attempt) is False:
+    elif not stderr and not ends_pointing(now, attempt) and not has_text_at(client, now, attempt):
         point_at_stderr(client, job_id, attempt, " -f")
     printer = print_follow(client, job_id, stream, attempt, lines)
     try:  # ended: did it ever run (it was cancelled, say)?

@@ -45,6 +45,18 @@ def has_text(client: Client, job_id: int, stream: str, attempt: int | None) -> b
         return None
 
 
+def ends_pointing(job: dict[str, Any], attempt: int | None) -> bool:
+    """Whether a follow of `job`'s latest attempt ends with ended_badly's pointer at its
+    stderr (it ended badly already): the "wrote nothing to stdout" one then said the same
+    before it, advising `-f` of a job that had ended."""
+    return attempt is None and job.get("state") in FINISHED - {"succeeded"}
+
+
+def has_text_at(client: Client, job: dict[str, Any], attempt: int | None) -> bool:
+    """Whether the stdout log shown holds text, or cannot be read (nothing to point at)."""
+    return has_text(client, int(job["id"]), "stdout", attempt) is not False
+
+
 def point_at_stderr(client: Client, job_id: int, attempt: int | None, follow: str) -> None:
     """A job whose stdout is empty but not its stderr (logging, tqdm and warnings write
     there) looks silent: say where its output is."""

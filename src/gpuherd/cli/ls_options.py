@@ -4,15 +4,19 @@ CSV (--csv), and a listing kept up to date (--watch); and the combinations refus
 
 from __future__ import annotations
 
+import shlex
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from gpuherd.cli.options import all_of
 from gpuherd.cli.param_types import SINCE
 from gpuherd.core.when import window_refusal
+
+if TYPE_CHECKING:
+    from gpuherd.client import Client
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -94,3 +98,20 @@ def check_ls_options(
         )
     if refusal := window_refusal(since, until, time.time()):
         raise click.UsageError(refusal)
+
+
+def prefix_hint(
+    client: Client, states: tuple[str, ...], match: dict[str, Any], all_jobs: bool
+) -> str:
+    """For `ls --name resnet` that matched nothing, where jobs named `resnet-...` would:
+    --name takes a whole name (as pueue's and task-spooler's users may not expect), and a
+    pattern finds those. Asked only then, and for one job."""
+    name = match["name"]
+    if not name or any(c in name for c in "*?["):
+        return ""
+    wider = {**match, "name": name + "*"}
+    found = client.get("/jobs", state=list(states), **wider, all=all_jobs or None, limit=1)
+    if not found["jobs"]:
+        return ""
+    pattern = shlex.quote(name + "*")
+    return f"none is named {name}; --name {pattern} finds the names that start with {name}"
