@@ -483,3 +483,23 @@ def test_a_follow_writes_bytes_that_are_not_utf8_as_the_log_holds_them(
     assert output("log", "-f", str(job_id)) == held
     follow = gpuherd_api.connect(shared_daemon.home, start=False).job(job_id).follow()
     assert "".join(follow) == "caf\ufffd \ufffd\n█ ok\n"  # Python gets text, as before
+
+
+def test_a_submitted_job_removed_before_its_follow_asked_is_said_removed(
+    shared_daemon: Herd,
+) -> None:
+    """`submit --hold --follow` whose job an `rm` removed before the follow's first ask
+    reached the daemon (a race the test above can lose on a loaded machine) said `no job 8:
+    gpuherd ls --all lists the jobs there are`, as of a job never there."""
+    from gpuherd.cli.log_output import FollowPrinter
+    from gpuherd.cli.submit_wait import _followed
+    from gpuherd.client import Client
+
+    client = Client(shared_daemon.home)
+    [job] = client.post(
+        "/jobs", {"jobs": [{"command": "true", "cwd": "/", "hold": True, "gpus": 0}]}
+    )["ids"]
+    shared_daemon.cli("rm", str(job))  # before any follow: its first ask finds no job
+    with pytest.raises(NotFound) as said:
+        _followed(client, job, False, FollowPrinter(), held=True)
+    assert str(said.value) == f"job {job} was removed before it ran: it has no log"

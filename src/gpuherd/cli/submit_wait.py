@@ -27,7 +27,7 @@ import signal
 import sys
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import click
 
@@ -38,11 +38,14 @@ from gpuherd.client import Client
 from gpuherd.client_wait import Waited
 from gpuherd.core.idspec import format_ids, summarize
 from gpuherd.core.when import format_moment
-from gpuherd.errors import DaemonError, NoAnswer, NotRunning
+from gpuherd.errors import DaemonError, NoAnswer, NotFound, NotRunning
 from gpuherd.typed_name import typed_name
 
 SHELL_SIGNAL_BASE = 128
 """A shell reports a command that a signal N ended as 128 + N."""
+
+if TYPE_CHECKING:
+    from gpuherd.cli.log_output import FollowPrinter
 
 
 def exit_status(job: dict[str, Any]) -> int:
@@ -94,7 +97,7 @@ def wait_and_exit(
     exit with the status the module's doc gives. Ctrl-C ends the waiting, not the jobs, and
     says so. `held`: the jobs were submitted held (`--hold`, or until `begin`: --begin),
     said on stderr with the way to release them: the wait until then read as a hang."""
-    from gpuherd.cli.log_output import FollowPrinter, ended_badly, print_follow
+    from gpuherd.cli.log_output import FollowPrinter, ended_badly
 
     printer = FollowPrinter()  # notes after a followed log's unfinished line start their own
     try:
@@ -111,7 +114,7 @@ def wait_and_exit(
         if follow:
             (job_id,) = ids
             _unless_reader_left(
-                lambda: print_follow(client, job_id, say_gone=on_gone is not None, printer=printer),
+                lambda: _followed(client, job_id, on_gone is not None, printer, held),
                 sys.stdout,
             )
         # (at once after a follow: it has ended; the daemon that took the jobs answered)
@@ -145,6 +148,24 @@ def wait_and_exit(
     for line in lines:
         _unless_reader_left(functools.partial(printer.note, line), sys.stderr)
     sys.exit(exit_status(bad[0]) if bad else 0)
+
+
+def _followed(
+    client: Client, job_id: int, say_gone: bool, printer: FollowPrinter, held: bool
+) -> None:
+    """print_follow of the job just submitted. One removed before the follow's first ask
+    reached the daemon (`gpuherd rm` at once) is said as one removed meanwhile, as the
+    follow's own stream says it: the daemon's `no job 8: gpuherd ls --all lists the jobs`
+    read as though it had never been there."""
+    from gpuherd.cli.log_output import print_follow
+
+    try:
+        print_follow(client, job_id, say_gone=say_gone, printer=printer)
+    except NotFound as exc:
+        if "was removed" in str(exc):
+            raise
+        how = "before it ran: it has no log" if held else "(gpuherd rm or clean) as it began"
+        raise NotFound(f"job {job_id} was removed {how}") from None
 
 
 def held_note(ids: Sequence[int], begin: float | None = None) -> str:
