@@ -120,8 +120,7 @@ class Client:
             except TimeoutError:  # (the socket's own: client_wait waits for it to be ready)
                 raise no_answer(self.home, self.timeout) from None
             except NoAnswer as exc:  # a stopped or hung daemon reads the request once it runs
-                later = done_later(exc, path, body) if changes and out.whole else exc
-                raise later from None
+                raise (done_later(exc, path, body) if changes and out.whole else exc) from None
             except (OSError, BadResponse) as exc:
                 raise lost(exc, done_maybe=changes) from exc  # (the socket's words: its cause)
         if response.status >= 400:

@@ -367,11 +367,8 @@ class Runner:
         self._interrupts += 1
         self.summary.interrupted = self.summary.hung_up = True
         running = len(self.engine.live)  # (none: not "killing 0 running jobs")
-        self._notice(
-            f"hung up: killing {plural(running, 'running job')}"
-            if running
-            else "hung up: starting nothing new"
-        )
+        doing = f"killing {plural(running, 'running job')}" if running else "starting nothing new"
+        self._notice(f"hung up: {doing}")
         self.engine.kill_all(KILL_GRACE)
 
     def _input_failed(self) -> None:
