@@ -5,6 +5,8 @@ GPUHERD_JOB_COMMAND made the exec fail, E2BIG): it is cut short and marked so.""
 
 from __future__ import annotations
 
+import shlex
+import sys
 from pathlib import Path
 
 from conftest import Herd, wait_for
@@ -13,8 +15,9 @@ from conftest import Herd, wait_for
 def test_a_job_a_hook_submits_is_told_nothing_of_the_hooks_job(
     daemon: Herd, tmp_path: Path
 ) -> None:
+    gpuherd = f"{shlex.quote(sys.executable)} -m gpuherd"  # (CI's venv is not on PATH)
     hook = (
-        '[ "$GPUHERD_JOB_NAME" = parent ] && gpuherd submit -q --name child --gpus 0 -- '
+        f'[ "$GPUHERD_JOB_NAME" = parent ] && {gpuherd} submit -q --name child --gpus 0 -- '
         "'env | grep ^GPUHERD_JOB | sort'"
     )
     daemon.cli("config", "set", "on-end", hook)
