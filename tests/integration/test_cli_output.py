@@ -259,11 +259,11 @@ def test_ls_quiet_and_the_apis_ids_only_take_the_limit_alike(daemon: Herd) -> No
     # Those nearest now: the running job, the finished ones that ended last (side by side on
     # 4 GPUs: not always the highest ids), by id, and the next to start.
     ended = {job: daemon.job(job)["ended_at"] for job in failed}
-    last = sorted(sorted(failed, key=lambda job: (ended[job], job))[1:])
-    assert both(4, "--all", all=True) == [*last, running, waiting[0]]
+    by_end = sorted(failed, key=lambda job: (ended[job], job))
+    assert both(4, "--all", all=True) == [*sorted(by_end[1:]), running, waiting[0]]
     assert both(6, "--all", all=True) == [*failed, running, *waiting[:2]]
     assert both(3, "--state", "held", state=["held"]) == waiting[2:]
-    assert both(1, "--state", "failed", state=["failed"]) == failed[-1:]
+    assert both(1, "--state", "failed", state=["failed"]) == by_end[-1:]
 
 
 def test_the_apis_ids_only_takes_newest_as_the_full_listing_does(daemon: Herd) -> None:
