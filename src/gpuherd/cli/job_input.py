@@ -108,20 +108,9 @@ def text_lines(stream: BinaryIO, name: str) -> Iterator[str]:
 def _not_utf8(name: str, number: int, raw: bytes, at: int) -> str:
     """What to do with a line that is not UTF-8: most such files do hold commands, saved in
     another encoding (Windows PowerShell's `>` writes UTF-16; an older editor, Latin-1)."""
-    if number == 1 and raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        return (
-            f"{name} is UTF-16 text (as Windows PowerShell's > writes): save it as UTF-8 "
-            "(iconv -f UTF-16 -t UTF-8; in PowerShell, Out-File -Encoding utf8)"
-        )
-    if b"\0" in raw:  # no encoding of commands holds NUL: a program, an archive, an image
-        return (
-            f"{name} is not text (line {number} holds a NUL byte, as a program or an archive "
-            "does): give a file of commands, one a line"
-        )
-    return (
-        f"{name} is not UTF-8 text (byte 0x{raw[at]:02x} at line {number}): if it holds "
-        "commands, save it as UTF-8 (from Latin-1: iconv -f LATIN1 -t UTF-8)"
-    )
+    from gpuherd.not_utf8 import not_utf8  # (only on this error's way)
+
+    return not_utf8(name, raw, at, "a file of commands, one a line", number, "holds commands")
 
 
 def _capped_jobs(lines: Iterable[str], name: str) -> Iterator[str]:
