@@ -28,6 +28,7 @@ import yaml
 from gpuherd.core.sweep import FILE_SUFFIXES
 from gpuherd.core.sweep_config import SweepFileError
 from gpuherd.core.sweep_values import MAX_DEPTH, TOO_DEEP
+from gpuherd.json_parse import too_many_digits
 
 MAX_FILE_BYTES = 1024 * 1024
 """Larger sweep files are refused before they are parsed (YAML reads ~300 KB a second)."""
@@ -165,10 +166,8 @@ def parse_text(text: str, path: str) -> Any:
     except RecursionError:  # tomllib and json recurse once a level
         raise SweepFileError(f"{path}: {TOO_DEEP}") from None
     except ValueError as exc:  # a YAML date 2024-13-45, a number of 5000 digits
-        if "integer string conversion" in str(exc):
-            raise SweepFileError(
-                f"{path}: a number of more than 4300 digits: quote it to keep it as text"
-            ) from None
+        if said := too_many_digits(exc):
+            raise SweepFileError(f"{path}: {said}") from None
         raise SweepFileError(f"{path}: invalid value: {' '.join(str(exc).split())}") from None
 
 
