@@ -18,6 +18,7 @@ import click
 
 from gpuherd.cli.job_refs import filtered
 from gpuherd.core.int64 import TOO_LARGE
+from gpuherd.core.listing_filters import empty_filter
 from gpuherd.core.when import parse_since, window_refusal
 from gpuherd.errors import Conflict, HerdError, InvalidValue
 from gpuherd.pyapi_checks import job_number, log_numbers, refuse_other_home, refuse_unknown
@@ -183,8 +184,8 @@ _WINDOW = ("since", "until")
 
 def _text_filter(key: str, value: Any) -> None:
     check_types({key: value})
-    if value == "":
-        raise InvalidValue(f"{key} is empty: give a {key}, or None for jobs of any {key}")
+    if refusal := empty_filter(key, value, key, f"None for jobs of any {key}"):
+        raise InvalidValue(refusal)
 
 
 def _states(state: Any) -> list[str]:

@@ -327,6 +327,16 @@ CLICK_WORDING = (
             ["ls", "--name", ""],
             "--name is empty: give a name or a pattern like 'resnet-*', or leave --name out",
         ),
+        # White space alone went on to the daemon, whose refusal named `project (--project)`.
+        (
+            ["ls", "--project", "  "],
+            "--project '  ' is only white space: give a project, or leave --project out",
+        ),
+        (
+            ["wait", "--sweep", " "],
+            "--sweep ' ' is only white space: give a sweep's name (gpuherd sweep ls lists them), "
+            "or leave --sweep out",
+        ),
         (
             ["submit", "-g", "1.5", "true"],
             "--gpus takes a whole number of GPUs, not '1.5': e.g. -g 2",

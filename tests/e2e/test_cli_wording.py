@@ -341,8 +341,8 @@ def test_a_flagged_refusal_and_its_hint_say_the_name_typed(
             f"({name} show lists them), e.g. --attempt 2 (see {name} log --help)"
         ),
         ("ls", "--sweep", ""): (
-            f"--sweep is empty: give a sweep's name ({name} sweep ls lists them) "
-            f"(see {name} ls --help)"
+            f"--sweep is empty: give a sweep's name ({name} sweep ls lists them), or leave "
+            f"--sweep out (see {name} ls --help)"
         ),
         ("status",): (
             f"No such command 'status': {name} ls lists the jobs, --json for scripts (pueue's "

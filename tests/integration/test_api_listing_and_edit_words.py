@@ -85,13 +85,18 @@ def test_a_window_no_job_can_be_in_is_refused_as_ls_refuses_it(herd: Herd) -> No
     assert 1 in answer["ids"]
 
 
-def test_the_cli_and_python_get_the_daemons_line_for_a_blank_filter(herd: Herd) -> None:
-    """Neither refuses a blank name itself (only ''): the daemon's line reaches them."""
-    said = "name (--name) ' ' is only white space: give a name or a pattern like 'resnet-*'"
+def test_the_cli_and_python_refuse_a_blank_filter_in_their_own_names(herd: Herd) -> None:
+    """Each refuses a blank name itself, as it refuses '', in the daemon's words with its own
+    name for the filter (they passed it on, and the daemon's `name (--name)` came back)."""
+    said = "' ' is only white space: give a name or a pattern like 'resnet-*', or "
     refused = herd.cli("ls", "--name", " ", check=False)
-    assert refused.returncode != 0
-    assert refused.stderr.splitlines() == [f"gpuherd: error: {said}, or leave it out"]
-    with pytest.raises(InvalidValue, match=re.escape(said)):
+    assert (refused.returncode, refused.stderr.splitlines()) == (
+        2,
+        [f"gpuherd: error: --name {said}leave --name out (see gpuherd ls --help)"],
+    )
+    with pytest.raises(
+        InvalidValue, match=f"^{re.escape(f'name {said}None for jobs of any name')}$"
+    ):
         gpuherd.connect(home=herd.home, start=False).jobs(name=" ")
 
 

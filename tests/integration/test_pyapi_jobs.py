@@ -235,6 +235,9 @@ def test_bad_listing_arguments_are_refused_in_one_line(api: gpuherd.Herd) -> Non
         (InvalidValue, "limit is a whole number from 1 up, got 0", {"limit": 0}),
         (InvalidValue, "project is empty: give a project, or None for jobs of any project",
          {"project": ""}),
+        # (white space alone reached the daemon, whose refusal named `project (--project)`)
+        (InvalidValue, "sweep ' ' is only white space: give a sweep's name (gpuherd sweep ls "
+         "lists them), or None for jobs of any sweep", {"sweep": " "}),
         (
             InvalidValue,
             "since nan is no moment: give a datetime, epoch seconds, a timedelta (that long "

@@ -31,6 +31,7 @@ from gpuherd.cli.param_types import (
 )
 from gpuherd.cli.state_choices import ChoosingSeveral, flattened
 from gpuherd.core.choices import ON_NO_OUTPUT, ORDERS
+from gpuherd.core.listing_filters import empty_filter
 from gpuherd.typed_name import as_typed
 
 if TYPE_CHECKING:
@@ -79,13 +80,16 @@ def memory_options(what: str = "the job") -> Callable[[F], F]:
     )
 
 
-def _refuse_empty(hint: str) -> Callable[[click.Context, click.Parameter, Any], Any]:
-    """A callback for a text filter (`ls --name`): '' is a mistake (`--name "$RUN"` with RUN
-    unset), refused; matched, it would have listed no job, or (`kill $(ls -q ...)`) many."""
+def _refuse_empty(key: str) -> Callable[[click.Context, click.Parameter, Any], Any]:
+    """A callback for a text filter (`ls --name`): '' or white space alone is a mistake
+    (`--name "$RUN"` with RUN unset), refused in the words every client uses
+    (core/listing_filters); matched, it would have listed no job, or (`kill $(ls -q ...)`)
+    many."""
 
     def check(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
-        if value == "":
-            raise click.UsageError(f"{param.opts[-1]} is empty: {as_typed(hint)}", ctx)
+        flag = param.opts[-1]
+        if refusal := empty_filter(key, value, flag, f"leave {flag} out"):
+            raise click.UsageError(as_typed(refusal), ctx)
         return value
 
     return check
@@ -96,12 +100,12 @@ def filter_options() -> Callable[[F], F]:
     return all_of(
         click.option(
             "--project",
-            callback=_refuse_empty("give a project, or leave --project out"),
+            callback=_refuse_empty("project"),
             help="Only jobs of this project.",
         ),
         click.option(
             "--sweep",
-            callback=_refuse_empty("give a sweep's name (gpuherd sweep ls lists them)"),
+            callback=_refuse_empty("sweep"),
             shell_complete=completes("sweeps"),
             help="Only the jobs of this sweep (its points, every submission).",
         ),
@@ -109,7 +113,7 @@ def filter_options() -> Callable[[F], F]:
             "--name",
             "name_glob",
             metavar="PATTERN",
-            callback=_refuse_empty("give a name or a pattern like 'resnet-*', or leave --name out"),
+            callback=_refuse_empty("name"),
             help="Only jobs whose name matches: a name, or a pattern like 'resnet-*'.",
         ),
     )
