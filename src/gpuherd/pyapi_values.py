@@ -30,7 +30,7 @@ from gpuherd.client import Client
 from gpuherd.core.choices import ON_NO_OUTPUT, ORDERS
 from gpuherd.core.deps import KINDS
 from gpuherd.core.env_vars import check_variable
-from gpuherd.core.idspec import gpu_index_list, parse_ids
+from gpuherd.core.idspec import gpu_index_list, parse_after_refs
 from gpuherd.core.log_caps import sent_log_cap
 from gpuherd.core.sweep import SweepError, SweepSpec
 from gpuherd.core.sweep_spec import FILE_SUFFIXES
@@ -238,13 +238,11 @@ def job_ids(value: Any, key: str, job_type: type[Any], client: Client) -> list[i
             found.append(item.id)
         elif isinstance(item, int) and not isinstance(item, bool) and item > 0:
             found.append(item)
-        elif isinstance(item, str) and item.strip() == LAST:
-            found.append(LAST)
-        elif isinstance(item, str):
+        elif isinstance(item, str):  # ("82,last" too, as --after takes it)
             try:
-                found += parse_ids(item)
+                found += parse_after_refs(item, LAST, repr(LAST))
             except ValueError as exc:
-                raise WrongValue(f"{key}: {exc}, or 'last' (the job submitted last)") from None
+                raise WrongValue(f"{key}: {exc}") from None
         else:
             raise WrongValue(
                 f"{key}: {item!r} is not a job: give job handles, ids (a list of them, or "

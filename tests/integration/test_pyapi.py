@@ -299,7 +299,15 @@ def test_submit_reads_after_as_the_cli_does(api: gpuherd.Herd) -> None:
     assert api.submit("true", hold=True, after="last").info()["after"] == [ranged.id]
     mixed = api.submit("true", hold=True, after_any=[first, "last"])
     assert mixed.info()["after_any"] == [first.id, ranged.id + 1]
-    for wrong, says in (("soon", "invalid job id 'soon'"), (0, "0 is not a job")):
+    # In a list of ids too, as `--after 82,last` takes it (it was refused, saying to use 'last').
+    listed = api.submit("true", hold=True, after_fail=f"{first.id},last")
+    assert listed.info()["after_fail"] == [first.id, mixed.id]
+    for wrong, says in (
+        ("soon", "^after: invalid job id 'soon': .*, or 'last' \\(the job submitted last\\)$"),
+        (f"{first.id},lats", f"^after: invalid job id 'lats' in '{first.id},lats': "),
+        ("9" * 20, f"^after: job id {'9' * 20} is too large \\(at most 2\\*\\*63 - 1\\)$"),
+        (0, "0 is not a job"),
+    ):
         with pytest.raises(WrongValue, match=says):
             api.submit("true", after=wrong)
 

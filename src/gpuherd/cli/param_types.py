@@ -13,7 +13,13 @@ from typing import Any, Literal, NoReturn
 import click
 
 from gpuherd.core.env_vars import check_variable
-from gpuherd.core.idspec import OPTION_HELP, check_job_id, parse_gpu_indices, parse_job_refs
+from gpuherd.core.idspec import (
+    OPTION_HELP,
+    check_job_id,
+    parse_after_refs,
+    parse_gpu_indices,
+    parse_job_refs,
+)
 from gpuherd.core.int64 import (
     LARGEST,
     SMALLEST,
@@ -118,18 +124,10 @@ LOG_CAP = _Parsed("size", sent_log_cap)
 
 def _after_ids(text: str) -> list[int | str]:
     """Job ids, and `last` among them (`82,last`): the job submitted last (resolved by the
-    command, which asks the daemon). `last` is offered where a word was given (`--after
-    lats`), not for numbers refused as numbers (`job id N is too large`, a range backwards)."""
-    try:
-        return parse_job_refs(text, LAST, OPTION_HELP)
-    except ValueError as exc:
-        if _NUMBERS.fullmatch(text):
-            raise
-        raise ValueError(f"{exc}, or last (the job submitted last)") from None
+    command, which asks the daemon)."""
+    return parse_after_refs(text, LAST, LAST, OPTION_HELP)
 
 
-_NUMBERS = re.compile(r"[\d\s,-]+")
-"""Text of ids alone: digits, ranges and lists (no word to mistake for `last`)."""
 AFTER_IDS = _Parsed("ids", _after_ids)
 GPU_INDICES = _Parsed("GPUs", parse_gpu_indices)
 

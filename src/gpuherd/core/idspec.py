@@ -75,6 +75,22 @@ def parse_job_refs(text: str | Sequence[str], word: str, hint: str = _HELP) -> l
     return [*ids, word] if word in split_items(text) else ids
 
 
+def parse_after_refs(text: str, word: str, shown: str, hint: str = _HELP) -> list[int | str]:
+    """parse_job_refs of what a job waits for (`82,last`); a refusal offers `shown` (the
+    client's way to write `word`) where a word was given (`--after lats`), not for numbers
+    refused as numbers (`job id N is too large`, a range backwards)."""
+    try:
+        return parse_job_refs(text, word, hint)
+    except ValueError as exc:
+        if _NUMBERS.fullmatch(text):
+            raise
+        raise ValueError(f"{exc}, or {shown} (the job submitted last)") from None
+
+
+_NUMBERS = re.compile(r"[\d\s,-]+")
+"""Text of ids alone: digits, ranges and lists (no word to mistake for `last`)."""
+
+
 _GPU_HELP = "use GPU indices like 0, 0-3 or 0,2"
 MAX_GPU_INDEX = 4095
 """The highest GPU index the user may name (nvidia-smi's numbering never comes near it): a
