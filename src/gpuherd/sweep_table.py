@@ -213,6 +213,8 @@ def _point_row(
     there = there or job is not None  # (else nothing to read: no folder, no job)
     metrics = metrics and there
     ran_in, said = point.run_dir, None
+    if job is not None and _run_over(point.run_dir, job):
+        job = None  # (judged by its folder, as a point whose jobs were all removed)
     if there and (job is None or job.ended_unstarted):
         ran_in, said = _last_run(point.run_dir)
         if job is not None and said == "missing":
@@ -232,6 +234,19 @@ def _point_row(
     if metrics:
         row[_UNREAD] = (point, ran_in)
     return row
+
+
+def _run_over(run_dir: str, job: _Run) -> bool:
+    """Whether the point's folder holds a later run than its latest job in the queue: a
+    resubmission moved that job's run to previous-runs/<n>/, and its own job was removed
+    since (`gpuherd clean --state succeeded`). Told by the folder's marker disagreeing with
+    how the job ended (one or two lookups, of ended points only). The point was judged by
+    the older job: `failed` beside the rerun's metrics, `sweep wait` exiting 1, where its
+    next submission skipped it as done."""
+    if job.state in _ACTIVE or job.ended_unstarted:
+        return False
+    said = marker(run_dir)
+    return said != "missing" and (said == "done") != (job.state == JobState.SUCCEEDED)
 
 
 def _last_run(run_dir: str) -> tuple[str, str]:

@@ -60,3 +60,36 @@ def test_status_q_says_why_points_removed_by_clean_give_no_id(daemon: Herd, tmp_
 
     again = daemon.cli(*sweep, cwd=tmp_path)  # as the note says: the 2 failed points run
     assert "2 failed rerun" in again.stdout + again.stderr, again.stdout + again.stderr
+
+
+def test_a_rerun_that_succeeded_and_was_cleaned_keeps_the_point_done(
+    daemon: Herd, tmp_path: Path
+) -> None:
+    """A point failed, then succeeded when the sweep was submitted again; `clean --state
+    succeeded` (keep the failures to look at) removed the rerun's job. The failed job, its
+    run moved to previous-runs/1/, became the point's verdict again: `sweep status` said
+    `failed` beside the rerun's metrics and `sweep wait` exited 1, where the next submission
+    skipped the point as done."""
+    work = tmp_path / "work"
+    work.mkdir()
+    command = 'test -e ok || exit 3; echo \'{{"acc": {x}}}\' > {run_dir}/metrics.json'
+    sweep = ["sweep", command, "-p", "x", "1", "2", "--name", "rc", "--gpus", "0"]
+    sweep += ["--results-dir", str(work / "results")]
+    failed = [int(i) for i in daemon.cli(*sweep, "-q", cwd=work).stdout.split()]
+    assert daemon.cli("sweep", "wait", "rc", check=False).returncode == 1
+    (work / "ok").touch()
+    rerun = [int(i) for i in daemon.cli(*sweep, "-q", cwd=work).stdout.split()]
+    assert len(rerun) == 2 and daemon.cli("sweep", "wait", "rc").returncode == 0
+
+    daemon.cli("clean", "--state", "succeeded")
+    shown = json.loads(daemon.cli("sweep", "status", "rc", "--json").stdout)
+    rows = shown["rows"] if isinstance(shown, dict) else shown
+    assert [(r["folder"], r["state"], r["job_id"], r["metrics"]) for r in rows] == [
+        (f"x={x}", "done", None, {"acc": x}) for x in (1, 2)
+    ]
+    waited = daemon.cli("sweep", "wait", "rc", check=False)
+    assert (waited.returncode, waited.stdout.strip()) == (0, "2 of 2 points succeeded")
+    assert daemon.cli("sweep", "status", "rc", "--state", "failed", "-q").stdout == ""
+    again = daemon.cli(*sweep, cwd=work)
+    assert "2 done skipped" in again.stdout + again.stderr
+    assert all(daemon.job(job)["state"] == "failed" for job in failed)  # (kept, to look at)
