@@ -93,3 +93,21 @@ def test_a_rerun_that_succeeded_and_was_cleaned_keeps_the_point_done(
     again = daemon.cli(*sweep, cwd=work)
     assert "2 done skipped" in again.stdout + again.stderr
     assert all(daemon.job(job)["state"] == "failed" for job in failed)  # (kept, to look at)
+
+
+def test_sweep_retry_is_answered_with_a_retry_that_works_after_a_rerun(
+    daemon: Herd, tmp_path: Path
+) -> None:
+    """`gpuherd sweep retry NAME` named `retry $(ls -q --sweep NAME --state failed)`, which
+    lists the older failed runs of points rerun since too: `retry` refused those, exit 1.
+    It names `sweep status NAME --state failed -q`, each point's latest job."""
+    sweep = ["sweep", "exit {c}", "-p", "c", "0", "1", "--name", "rt", "--gpus", "0"]
+    for _ in range(2):  # the failed point rerun once: two failed jobs of it
+        daemon.cli(*sweep, "-q", cwd=tmp_path)
+        daemon.cli("sweep", "wait", "rt", check=False)
+    refused = daemon.cli("sweep", "retry", "rt", check=False)
+    advised = "gpuherd retry $(gpuherd sweep status rt --state failed -q) reruns the failed ones"
+    assert refused.returncode == 2 and advised in refused.stderr, refused.stderr
+    ids = daemon.cli("sweep", "status", "rt", "--state", "failed", "-q").stdout.split()
+    assert len(ids) == 1
+    assert daemon.cli("retry", *ids).stdout == f"job {ids[0]}: queued again\n"

@@ -53,7 +53,7 @@ _SWEEP_LOG = (
 )
 _SWEEP_AGAIN = (
     "submitting the sweep again (the same TEMPLATE -p ... or FILE) reruns the points not done; "
-    "gpuherd retry $(gpuherd ls -q --sweep NAME --state failed) reruns the failed ones"
+    "gpuherd retry $(gpuherd sweep status NAME --state failed -q) reruns the failed ones"
 )
 
 THEIR_COMMANDS = {
