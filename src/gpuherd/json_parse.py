@@ -101,10 +101,15 @@ def _not_json(exc: ValueError) -> NotJson:
     if not isinstance(exc, json.JSONDecodeError):
         said = too_many_digits(exc)
         return PastParser(said) if said else NotJson(f"not valid JSON: {exc}")
+    # (a string never closed ran to the end: json names where it began, "Unterminated
+    # string starting at", cut short of its place; a line break in one is another error)
+    if exc.msg.startswith("Unterminated string"):
+        exc = json.JSONDecodeError(exc.msg, exc.doc, len(exc.doc.rstrip()))
     if exc.doc[exc.pos :].strip() == "":
         where = f"line {exc.lineno}, column {exc.colno}"
         return NotJson(
             f"not valid JSON: it stops mid-value at {where} (cut off, or still being written?)",
             True,
         )
-    return NotJson(f"not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}")
+    said = exc.msg.removesuffix(" at")  # (json's "Invalid control character at" + where)
+    return NotJson(f"not valid JSON at line {exc.lineno}, column {exc.colno}: {said}")

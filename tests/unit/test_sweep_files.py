@@ -65,6 +65,18 @@ def test_not_json_says_where_and_a_link_is_not_read(tmp_path: Path) -> None:
     with pytest.raises(NotJson, match=r"^not valid JSON at line 1, column 14: Extra data$"):
         load_json(str(path))
     assert read_json(path) is None
+    # Cut inside a string (a key, a value): json named where the string began, and its
+    # message trailed off ("Unterminated string starting at"), advising one object.
+    for cut in ('{"acc": 0.9, "lo', '{"acc": "hel'):
+        path.write_text(cut)
+        said = f"^not valid JSON: it stops mid-value at line 1, column {len(cut) + 1} \\(cut off"
+        with pytest.raises(NotJson, match=said):
+            load_json(str(path))
+    path.write_text('{"a": "x\ny"}')  # (a line break in a string: not cut off)
+    with pytest.raises(
+        NotJson, match=r"^not valid JSON at line 1, column 9: Invalid control character$"
+    ):
+        load_json(str(path))
     link = tmp_path / "link.json"
     link.symlink_to(path)
     assert read_json(link) is None
