@@ -56,7 +56,7 @@ from gpuherd.store_rows import JobFilter
 from gpuherd.submission import spec_from_item, unknown_jobs
 from gpuherd.submission_batch import Batch, shared_options
 from gpuherd.submission_text import printable
-from gpuherd.sweep_folders import with_own_run
+from gpuherd.sweep_folders import in_own_run, with_own_run
 from gpuherd.unknown_retry import submitted_beside
 from gpuherd.wire import SubmitItem, attempt_view, outcome_view
 
@@ -267,10 +267,10 @@ class Service(SystemVerbs, EditVerbs, MoveVerbs):
         self.engine.record_spawns_for_a_read()  # a job started within 50 ms: its pid shown
         job = self._job(job_id)
         (view,) = self._views([job])
-        attempts = self.store.attempts(job.id)
         # Each attempt's files, as it recorded them; the job's, of its latest attempt (before
         # its first start, where the first one's will be); in its own run's folder.
         ran = with_own_run(job)
+        attempts = [in_own_run(a, job, ran) for a in self.store.attempts(job.id)]
         logs = {a.number: self._log_files(ran, a.number, a.files) for a in attempts}
         latest = logs.get(job.attempt) or self._log_files(ran, job.attempt or 1, None)
         view.update(

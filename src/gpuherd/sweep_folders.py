@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gpuherd.core.model import Job
+from gpuherd.core.model import Attempt, Job
 from gpuherd.core.sweep import Point, SweepSpec
 from gpuherd.core.sweep_values import json_safe
 from gpuherd.errors import HerdError
@@ -220,3 +220,15 @@ def with_own_run(job: Job) -> Job:
         return job
     own = own_run(Path(folder), job.id)
     return job if own == Path(folder) else replace(job, spec=replace(job.spec, folder=str(own)))
+
+
+def in_own_run(attempt: Attempt, job: Job, ran: Job) -> Attempt:
+    """The attempt, its folder where its run is now: in the previous-runs/<n>/ with_own_run
+    found (`ran`), where a later run of its sweep point has the point's folder. Its row keeps
+    the folder it started in, the later run's now: `show --json`'s `attempts[].dir` named
+    the later job's attempt, and its logs, there no longer, looked written to files of the
+    user's choosing (`--output`), by `show` and the dashboard (core/log_names.chosen_file)."""
+    old, new = job.spec.folder, ran.spec.folder
+    if not old or not new or old == new or os.path.dirname(attempt.dir) != old:
+        return attempt
+    return replace(attempt, dir=os.path.join(new, os.path.basename(attempt.dir)))

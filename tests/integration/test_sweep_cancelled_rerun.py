@@ -72,7 +72,7 @@ def test_a_rerun_that_succeeded_and_was_cleaned_keeps_the_point_done(
     skipped the point as done."""
     work = tmp_path / "work"
     work.mkdir()
-    command = 'test -e ok || exit 3; echo \'{{"acc": {x}}}\' > {run_dir}/metrics.json'
+    command = "test -e ok || exit 3; echo '{{\"acc\": {x}}}' > {run_dir}/metrics.json"
     sweep = ["sweep", command, "-p", "x", "1", "2", "--name", "rc", "--gpus", "0"]
     sweep += ["--results-dir", str(work / "results")]
     failed = [int(i) for i in daemon.cli(*sweep, "-q", cwd=work).stdout.split()]
@@ -111,3 +111,31 @@ def test_sweep_retry_is_answered_with_a_retry_that_works_after_a_rerun(
     ids = daemon.cli("sweep", "status", "rt", "--state", "failed", "-q").stdout.split()
     assert len(ids) == 1
     assert daemon.cli("retry", *ids).stdout == f"job {ids[0]}: queued again\n"
+
+
+def test_an_older_run_of_a_point_names_its_own_attempt_folders(
+    daemon: Herd, tmp_path: Path
+) -> None:
+    """A failed point rerun by submitting the sweep again: its failed job's run moved to
+    previous-runs/1/. Its `attempts[].dir` still named the point's attempt-1, the rerun's
+    (whose attempt.json says another job and exit 0), and its logs, not there, looked sent
+    to files of the user's choosing: `show` listed `stdout` and `stderr` rows for them."""
+    work = tmp_path / "work"
+    work.mkdir()
+    sweep = ["sweep", "test -e ok || exit 3", "-p", "x", "1", "--name", "od", "--gpus", "0"]
+    sweep += ["--results-dir", str(work / "results")]
+    (failed,) = daemon.cli(*sweep, "-q", cwd=work).stdout.split()
+    daemon.cli("sweep", "wait", "od", check=False)
+    (work / "ok").touch()
+    (rerun,) = daemon.cli(*sweep, "-q", cwd=work).stdout.split()
+    daemon.cli("sweep", "wait", "od")
+
+    (attempt,) = json.loads(daemon.cli("show", failed, "--json").stdout)["attempts"]
+    own = work / "results" / "x=1" / "previous-runs" / "1" / "attempt-1"
+    assert attempt["dir"] == str(own)
+    assert json.loads((own / "attempt.json").read_text())["id"] == int(failed)
+    assert attempt["log_files"]["stderr"] == str(own / "stderr.log")
+    shown = daemon.cli("show", failed).stdout
+    assert str(own / "stderr.log") not in shown, shown  # (no `--output` row: its own logs)
+    (later,) = json.loads(daemon.cli("show", rerun, "--json").stdout)["attempts"]
+    assert later["dir"] == str(work / "results" / "x=1" / "attempt-1")
