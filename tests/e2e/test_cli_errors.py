@@ -110,9 +110,9 @@ ERRORS = [
     pytest.param("herd", ["log", "1,2"], "log takes one job id, not '1,2'", id="log-ids"),
     pytest.param("gpuherd", ["show", "x"], "invalid job id 'x': give a number", id="show-x"),
     pytest.param("gpuherd", ["log", "0"], "invalid job id '0': ids start at 1", id="log-0"),
-    # `priority IDS P` takes ids as the other verbs do; the priority alone is a mistake.
+    # `priority IDS P` takes ids as the other verbs do; the ids without P are a mistake.
     pytest.param(
-        "gpuherd", ["priority", "3"], "no priority given: gpuherd priority IDS P", id="prio-1"
+        "gpuherd", ["priority", "3-7"], "no priority given: gpuherd priority IDS P", id="prio-1"
     ),
     pytest.param("gpuherd", ["move", "1", "--before", "2-3"], "--before takes one", id="before"),
     # A negative value was "No such option '-1'": now the setting's own refusal.

@@ -393,13 +393,15 @@ def test_a_dry_run_warns_of_an_env_value_naming_a_placeholder_as_a_submission_do
 def test_a_dry_run_of_an_empty_command_is_refused_as_a_submission_is(
     runs: Runs, template: str
 ) -> None:
-    # It printed an empty line and exited 0; a submission was refused.
+    # It printed an empty line and exited 0; a submission was refused. A mistake of the
+    # command line: exit 2, as submit's empty command (it was 1, as the daemon's refusals).
     for extra in (["--dry-run"], ["--dry-run", "--json"], []):
         done = sweep(runs, template, "-p", "lr", "0.1", *extra)
-        assert (done.returncode, done.stdout) == (1, ""), extra
+        assert (done.returncode, done.stdout) == (2, ""), extra
         assert done.stderr == (
             "gpuherd: error: invalid sweep: command: empty; give the command to run for each"
-            ' point, with placeholders such as "python train.py --lr {lr}"\n'
+            ' point, with placeholders such as "python train.py --lr {lr}"'
+            " (see gpuherd sweep --help)\n"
         )
 
 

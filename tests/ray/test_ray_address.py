@@ -67,15 +67,22 @@ NAME_IT = (
 
 
 @pytest.mark.parametrize(
-    ("options", "said"),
+    ("options", "code", "said"),
     [
         # Before: "auto" on a guess, which may be another user's cluster, shown as "found by
-        # --address auto", an option the user never gave.
-        (["--executor", "ray"], f"--executor ray needs the cluster's address: {NAME_IT}"),
-        (["--address", ""], f"--address is empty: {NAME_IT}"),  # an unset $HEAD: was auto too
+        # --address auto", an option the user never gave. (Exit 1: whether a start has an
+        # address to go back to, herd.db says.)
+        (["--executor", "ray"], 1, f"--executor ray needs the cluster's address: {NAME_IT}"),
+        # An unset $HEAD: was auto too. A mistake of the command line alone: exit 2.
+        (
+            ["--address", ""],
+            2,
+            f"--address is empty: {NAME_IT} (see gpuherd daemon start --help)",
+        ),
         # Before: Ray's three lines, of which `daemon start` printed "... To fix this, either:"
         (
             ["--address", "http://127.0.0.1:8265"],
+            1,
             "the Ray cluster at http://127.0.0.1:8265: an HTTP address (the dashboard's or the "
             "job API's), not the GCS's; give `--address HOST:PORT` or `auto`",
         ),
@@ -83,11 +90,11 @@ NAME_IT = (
     ids=["no-address", "empty-address", "http-address"],
 )
 def test_a_start_without_a_cluster_address_says_how_to_name_one(
-    herd: Herd, options: list[str], said: str
+    herd: Herd, options: list[str], code: int, said: str
 ) -> None:
     herd.env["RAY_ADDRESS"] = NOWHERE  # what `auto` would find
     refused = herd.cli("daemon", "start", *options, check=False)
-    assert (refused.returncode, refused.stderr) == (1, f"gpuherd: error: {said}\n")
+    assert (refused.returncode, refused.stderr) == (code, f"gpuherd: error: {said}\n")
     assert remembered(herd) == {}  # nothing chosen: the next start is not on a guess either
 
 

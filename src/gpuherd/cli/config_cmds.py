@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from gpuherd.cli import plain
+from gpuherd.cli.group_options import alone_with_group
 from gpuherd.cli.main import prefixed
 from gpuherd.cli.options import json_option
 from gpuherd.cli.param_types import checked_by_daemon, completes
@@ -25,6 +26,8 @@ def config(ctx: click.Context, as_json: bool) -> None:
     """Daemon settings: list them, `get NAME`, `set NAME VALUE` (kept across restarts), or
     `unset NAME` (back to its default)."""
     if ctx.invoked_subcommand is not None:
+        if as_json:  # (ignored: `config --json get NAME` printed the value as text)
+            raise alone_with_group(ctx, "--json")
         return
     settings = Client().get("/config")["settings"]
     if as_json:

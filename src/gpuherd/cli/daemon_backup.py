@@ -24,9 +24,16 @@ def backup(file: str, force: bool) -> None:
     """Copy the queue (herd.db) to FILE, in one consistent state, readable by you alone.
 
     Safe while the daemon runs (jobs go on starting and ending), and with none running. To
-    restore it: `gpuherd daemon stop`, move herd.db, herd.db-wal and herd.db-shm aside, copy
-    FILE in as herd.db, `gpuherd daemon start`.
+    restore it: `gpuherd daemon stop`; in the home (`gpuherd daemon status` names it), move
+    herd.db aside with its herd.db-wal and herd.db-shm where they are (a clean stop leaves
+    none): `mkdir aside && mv herd.db* aside/`; copy FILE in as herd.db; `gpuherd daemon
+    start`.
     """
+    if file == "-":  # (`submit --file -` reads stdin: here it wrote a file named `-`)
+        raise click.UsageError(
+            "FILE is -: the backup is a database file, it cannot go to standard output; "
+            "give a file name, such as herd-backup.db (./- for a file named -)"
+        )
     # deferred: sqlite3 and tempfile, which every other `daemon` command (status) would load
     from gpuherd.queue_backup import back_up
 

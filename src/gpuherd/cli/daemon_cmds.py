@@ -50,6 +50,23 @@ def daemon() -> None:
     """Start, stop or inspect the per-user daemon that holds the queue."""
 
 
+def _refuse_clashing_executor(executor: str | None, address: str | None, local: bool) -> None:
+    """The options that clash over the executor (`--executor local --address X`, `--address X
+    --gpus 0`, an empty --address), refused here as the mistakes of the command line they are
+    (exit 2; the daemon's refusal was exit 1), in the daemon's words. Given as saved is an
+    executor with an address: whether a start without one has an address to go back to, only
+    the daemon knows (herd.db), and says."""
+    if executor is None and address is None:  # (nothing to clash: no import of the store)
+        return
+    from gpuherd.daemon_executor import choose_executor  # (deferred: imports the store)
+    from gpuherd.saved_settings import SavedExecutor
+
+    try:
+        choose_executor(SavedExecutor("ray", "saved"), executor, address, local)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+
+
 @daemon.command()
 @click.option("--gpus", help="GPU indices to use: 0,1,2,3 or 0-3; a repeat is another slot.")
 @fake_gpus_option()
@@ -96,6 +113,7 @@ def start(
     # daemon, which inherits this environment and folder, chooses again: it must know where
     # its GPUs came from, and remembers a state file by its absolute path (gpus/choice.py).
     gpu_choice(gpus, fake_gpus, ray=executor == "ray" or address is not None)
+    _refuse_clashing_executor(executor, address, (gpus, fake_gpus, slots) != (None,) * 3)
     env_token()  # a GPUHERD_TOKEN that is no token, refused before any daemon starts
     client = Client()
     try:

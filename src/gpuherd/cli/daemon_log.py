@@ -24,7 +24,15 @@ LOG_POLL = 0.25
 
 
 @click.command(name="log")
-@click.option("-n", "--lines", type=WholeRange(0), default=20, show_default=True)
+@click.option(
+    "-n",
+    "--lines",
+    type=WholeRange(0),
+    default=20,
+    show_default=True,
+    metavar="N",
+    help="Print the last N lines first (0: none, with -f only what comes next).",
+)
 @click.option("-f", "--follow", is_flag=True, help="Keep printing what the daemon logs.")
 @click.option(
     "--hooks", is_flag=True, help="The on-end hook's output (hooks.log) instead of daemon.log."

@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from gpuherd.cli import gpu_table
+from gpuherd.cli.group_options import alone_with_group
 from gpuherd.cli.options import json_option
 from gpuherd.cli.param_types import WholeRange, completes
 from gpuherd.client import Client
@@ -106,11 +107,7 @@ def gpus(ctx: click.Context, as_json: bool, watch: bool) -> None:
     """List the GPUs: slots, state, memory, utilisation, jobs and foreign processes."""
     if ctx.invoked_subcommand is not None:
         if as_json or watch:  # (they were ignored: `gpus --json add 0` printed no JSON)
-            given = "--json" if as_json else "--watch"
-            raise click.UsageError(
-                f"{given} goes with `{typed_name()} gpus` alone, not with "
-                f"`gpus {ctx.invoked_subcommand}`: drop it"
-            )
+            raise alone_with_group(ctx, "--json" if as_json else "--watch")
         return
     if watch and as_json:  # (--json was ignored: the table was drawn)
         raise click.UsageError(

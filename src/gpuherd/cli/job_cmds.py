@@ -158,9 +158,12 @@ def submit(
     checks.refuse_kill_without_timeout(opts["on_no_output"], opts["no_output_timeout"])
     commands = submitted_file(file) if file is not None else []
     if file is None:
-        if not command:
-            raise click.UsageError(f"no command: {typed_name()} submit -- python train.py")
-        commands = [command_from_args(command)]
+        # An empty one (`submit -- "$CMD"`, CMD unset) is a mistake of the command line too,
+        # exit 2: the daemon's refusal of it was exit 1, as of a job it cannot take.
+        commands = [command_from_args(command)] if command else []
+        if not commands or not commands[0].strip():
+            wrong = "the command is empty" if command else "no command"
+            raise click.UsageError(f"{wrong}: {typed_name()} submit -- python train.py")
     if not commands:
         raise HerdError(no_command_in(file))
     if follow and len(commands) > 1:

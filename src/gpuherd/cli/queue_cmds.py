@@ -170,7 +170,14 @@ def priority(words: tuple[str, ...]) -> None:
     The priority comes last; the default is 0; a negative priority needs no `--`:
     `gpuherd priority 7 -3`. IDS: 3, 3-7, 3,5,9, or several (a sweep's points:
     `gpuherd priority $(gpuherd ls -q --sweep lr) 5`); `last` is the job submitted last.
+    No IDS (that list empty): nothing to change, exit 0, as `xargs -r`.
     """
+    if len(words) == 1 and _is_priority(words[0]):
+        # The ids are missing, not P, which comes last: `priority $(gpuherd ls -q --sweep lr)
+        # 5` when none matched does nothing, exit 0, as kill's (`e.g. priority 5 10` was told,
+        # which sets job 5's priority, exit 2 under set -e).
+        click.echo(none_given("priority"))
+        return
     if len(words) < 2:
         job = words[0] if words and _names_jobs(words[0]) else "7"  # (an id it may copy)
         said = "no priority given" if words else "no job id given"
@@ -189,10 +196,19 @@ def priority(words: tuple[str, ...]) -> None:
     )
 
 
+def _is_priority(word: str) -> bool:
+    """Whether `word` is a priority `priority` would take (a whole number, negative too)."""
+    try:
+        PRIORITY.convert(word, None, None)
+    except click.ClickException:  # (too large, or no number)
+        return False
+    return True
+
+
 def _names_jobs(word: str) -> bool:
-    """Whether `word` is job ids as `priority` takes them: the one word of `priority 3` is
-    its job, shown again in the example; `priority -3` was shown `priority -3 10`, which
-    then failed (`invalid job id '-3'`)."""
+    """Whether `word` is job ids as `priority` takes them, and no priority: the one word of
+    `priority 3-7` or `priority last` is its jobs, shown again in the example; for any other
+    (`priority abc`) job 7 is: `priority abc 10` failed in turn (`invalid job id 'abc'`)."""
     try:
         return word.strip() == LAST or bool(parse_job_ids(word))
     except ValueError:

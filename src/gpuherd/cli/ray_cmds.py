@@ -19,8 +19,20 @@ from gpuherd.typed_name import typed_name
 
 
 @click.command("ray-local")
-@click.option("--nodes", type=WholeRange(1, 16), default=2, show_default=True)
-@click.option("--gpus-per-node", type=WholeRange(0, 64), default=2, show_default=True)
+@click.option(
+    "--nodes",
+    type=WholeRange(1, 16),
+    default=2,
+    show_default=True,
+    help="Worker nodes beside the head (which has no GPU).",
+)
+@click.option(
+    "--gpus-per-node",
+    type=WholeRange(0, 64),
+    default=2,
+    show_default=True,
+    help="Fake GPUs each node declares.",
+)
 @click.option(
     "--cpus-per-node", type=WholeRange(0), default=1, show_default=True, help="CPUs declared."
 )

@@ -256,7 +256,10 @@ def build(
             changes["shuffle"] = True
         spec = replace(spec, **changes)
     except SweepError as exc:
-        raise HerdError(f"invalid sweep: {exc}") from None
+        # An empty template (`sweep "$TEMPLATE"`, unset) is a mistake of the command line,
+        # exit 2, as submit's empty command; a file's empty `command` is the file's, exit 1.
+        empty = loaded is None and not source.strip()
+        raise (click.UsageError if empty else HerdError)(f"invalid sweep: {exc}") from None
     if loaded is not None:
         _check_file_points(loaded, spec, changes)
     reject_reserved_names("", dict(opts["env_pairs"]))  # (as the daemon does: for --dry-run)

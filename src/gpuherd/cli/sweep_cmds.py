@@ -28,6 +28,7 @@ import click
 from gpuherd import paths
 from gpuherd.cli import options, sweep_render
 from gpuherd.cli.after_options import after_options, refuse_contradiction, resolved
+from gpuherd.cli.group_options import options_before_verb
 from gpuherd.cli.main import prefixed
 from gpuherd.cli.option_checks import one_output
 from gpuherd.cli.output_options import output_options
@@ -59,6 +60,8 @@ class _SweepGroup(click.Group):
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if args and args[0] not in self.commands and args[0] not in ctx.help_option_names:
+            if misplaced := options_before_verb(ctx, self.commands, args):  # `sweep --json ls`
+                raise click.UsageError(misplaced, ctx)
             if _mistaken_verb(args):
                 raise click.NoSuchCommand(args[0], ctx=ctx)  # (main.py says what to type)
             if typo := self._mistyped_verb(ctx, args):
