@@ -6,18 +6,21 @@ failed). However a job of the chain was cancelled, what it waits for that ended 
 too, as `retry` refuses it alone: of 18 <- 19 <- 20 whose job 19 was cancelled by the user,
 job 18 failing only after, `gpuherd retry 18 19 20` (`retry 19 20` is refused for job 19).
 A chain `retry` itself refuses part of (a job of it waits for one removed since, or
-is an older run of a sweep point) is not named to retry (Rerun.blocked)."""
+is an older run of a sweep point: older_than) is not named to retry (Rerun.blocked)."""
 
 from __future__ import annotations
 
 import heapq
 from collections.abc import Iterable
+from dataclasses import replace
+from pathlib import Path
 
 from gpuherd.core.lifecycle import Rerun
 from gpuherd.core.model import Job
-from gpuherd.core.retry_blocked import Blocked, point_of
+from gpuherd.core.retry_blocked import Blocked, older_run, point_of
 from gpuherd.core.states import FINISHED_STATES, JobState, OutcomeKind
 from gpuherd.store import Store
+from gpuherd.sweep_folders import named_job
 
 Newest = dict[str, dict[str, int]]
 """Per sweep, read once: the newest job of each of its points (Store.newest_runs)."""
@@ -42,6 +45,33 @@ def newer_run(store: Store, job: Job, newest: Newest) -> int | None:
         newest[sweep] = store.newest_runs(sweep)
     newer = newest[sweep].get(folder, job.id)
     return newer if newer != job.id else None
+
+
+def removed_run(store: Store, job: Job) -> int | None:
+    """Of a sweep point's job that ran, the job whose run the point's folder holds (its
+    job.json names it) where herd.db no longer has that job: a rerun of the point that
+    succeeded, then `clean --state succeeded` (or herd.db restored from an older backup).
+    newer_run, which reads herd.db, does not find it, and a retry moved that run aside to
+    run the point again. One job.json read; None where the folder holds its own run, none,
+    or a job herd.db still has."""
+    folder = job.spec.folder
+    if not (job.spec.sweep and folder and job.attempt):
+        return None
+    named = named_job(Path(folder))
+    if not isinstance(named, int) or named == job.id or store.known_ids([named]):
+        return None
+    return named
+
+
+def older_than(store: Store, job: Job, newest: Newest) -> str | None:
+    """Why `retry` refuses `job` as an older run of its sweep point (core/retry_blocked:
+    older_run): a newer job of the point, or the run of one removed since, has its folder;
+    None if neither does."""
+    if newer := newer_run(store, job, newest):
+        return older_run(job, newer)
+    if gone := removed_run(store, job):
+        return older_run(job, gone, gone=True)
+    return None
 
 
 def removed_dependency(store: Store, job: Job) -> tuple[int, str] | None:
@@ -100,7 +130,7 @@ class _Walk:
                     if any(d in behind for d, _ in self.ended.get(later, ())):
                         behind.add(later)
                 again = sorted(behind - ({job_id} if found.newer else set()))
-                return Blocked(job_id, found.removed, found.newer, tuple(again))
+                return replace(found, again=tuple(again))
         return None
 
     def _refused(self, job_id: int) -> Blocked | None:
@@ -109,9 +139,11 @@ class _Walk:
         if job is None:
             return None
         removed = removed_dependency(self.store, job)
-        newer = newer_run(self.store, job, self.newest)
+        gone = None
+        if (newer := newer_run(self.store, job, self.newest)) is None:
+            newer = gone = removed_run(self.store, job)  # (its folder holds a removed one's)
         point = (point_of(job), newer) if newer else None
-        return Blocked(job_id, removed, point) if removed or point else None
+        return Blocked(job_id, removed, point, bool(gone)) if removed or point else None
 
     def _ended(self, job_id: int) -> list[tuple[int, JobState]]:
         if job_id not in self.ended:

@@ -30,7 +30,6 @@ from gpuherd.core.lifecycle import (
     stop_begun,
 )
 from gpuherd.core.model import Job, Outcome
-from gpuherd.core.retry_blocked import older_run
 from gpuherd.core.states import (
     FINISHED_STATES,
     LIVE_STATES,
@@ -48,7 +47,7 @@ from gpuherd.engine_begin import drop_begin_time, drop_retry_wait
 from gpuherd.engine_endings import cancel_waiters, waiters_cancelled_at_stop
 from gpuherd.engine_held_runs import removal_refused
 from gpuherd.errors import Conflict, HerdError, InvalidValue
-from gpuherd.retry_chain import Newest, newer_run, removed_dependency, reruns
+from gpuherd.retry_chain import Newest, older_than, removed_dependency, reruns
 from gpuherd.service_bulk import (
     KILLED,
     REMOVED,
@@ -189,9 +188,9 @@ class JobVerbs:
         return self._each(ids, lambda job: self._retry_one(job, newest, hold, beside))
 
     def _retry_one(self, job: Job, newest: Newest, hold: bool, beside: RetryBeside) -> str:
-        if newer := newer_run(self.store, job, newest):
-            raise Conflict(older_run(job, newer))
-        if refused := beside(job):  # its next attempt would run beside that run
+        # Its next attempt would run beside a run no job watches in its folder (the first:
+        # one still going on, of a job herd.db does not know), or the folder is another's:
+        if refused := beside(job) or older_than(self.store, job, newest):
             raise Conflict(refused)
         if hold and (stopping := self._stopping(job)):
             raise Conflict(refused_while_stopping(job.id, "retry --hold", stopping))
@@ -229,16 +228,21 @@ class JobVerbs:
         return None
 
     def _unretried(
-        self, job: Job, dead: tuple[int, JobState, Rerun] | None, newest: Newest | None = None
+        self,
+        job: Job,
+        dead: tuple[int, JobState, Rerun] | None,
+        newest: Newest | None = None,
+        alone: bool = False,
     ) -> str | None:
         """Why no `retry` runs the ended `job` again, nor the chain it waits for (`dead`: its
         _dead_dependency), and what does instead; None if a retry can. `newest`: a verb on
-        many jobs' (a sweep's), read once."""
-        if newer := newer_run(self.store, job, {} if newest is None else newest):
-            return older_run(job, newer)
+        many jobs' (a sweep's), read once. `alone`: why a retry of `job` alone is refused
+        (a chain's retry may run it: said as `retry` says it, "retry both (...)")."""
+        if refused := older_than(self.store, job, {} if newest is None else newest):
+            return refused
         if removed := removed_dependency(self.store, job):
             return retry_refused_removed(job.id, *removed)
-        if dead and dead[2].blocked:
+        if dead and (alone or dead[2].blocked):
             return retry_refused(job.id, *dead)
         return None
 
@@ -275,9 +279,10 @@ class JobVerbs:
                 return drop_retry_wait(self.engine, job)  # as a --begin job's release
             if refused := beside(job):  # it would start beside that run
                 raise Conflict(refused)
-            # Not "(it can: retry, rm)" where no retry can run it again:
+            # Not "(it can: retry, rm)" where a retry of it alone is refused: what works.
             ended = job.state in FINISHED_STATES
-            if ended and (why := self._unretried(job, self._dead_dependency(job), newest)):
+            dead = self._dead_dependency(job) if ended else None
+            if ended and (why := self._unretried(job, dead, newest, alone=True)):
                 raise Conflict(f"job {job.id} already ended ({job.state.value}): {why}")
             return self._simple(job, Event.RELEASE, JobState.QUEUED)
 

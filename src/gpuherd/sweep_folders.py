@@ -193,19 +193,21 @@ def own_run(folder: Path, job_id: int) -> Path:
     """Where job `job_id`'s run left its files: its folder, unless a later job's run has it
     now (its job.json names another job, or none yet), and previous-runs/<n>/ holds one
     whose job.json names this job; else the folder, as before."""
-    if _named_job(folder) == job_id:
+    if named_job(folder) == job_id:
         return folder
     try:
         earlier = [p for p in (folder / PREVIOUS_DIR).iterdir() if p.name.isdigit()]
     except OSError:
         return folder
     for run in sorted(earlier, key=lambda p: int(p.name), reverse=True):
-        if _named_job(run) == job_id:
+        if named_job(run) == job_id:
             return run
     return folder
 
 
-def _named_job(run: Path) -> Any:
+def named_job(run: Path) -> Any:
+    """The id the job.json of `run` (a point's folder, or one of its previous-runs/) names:
+    whose run it holds; None where it has none."""
     record = read_json(run / "job.json")
     return record.get("id") if isinstance(record, dict) else None
 

@@ -155,8 +155,12 @@ def test_a_job_cancelled_by_hand_before_its_dependency_failed_is_retried_with_it
         f"gpuherd: error: job {c} waits for job {b}, which ended (cancelled): retry them all "
         f"(gpuherd retry {a} {b} {c})\n",
     )
+    # `release` offers what `retry` does, not `(it can: retry, rm)`: a retry of job C alone.
     released = daemon.cli("release", str(c), check=False)
-    assert "gpuherd retry" not in released.stderr  # (nothing refused in turn is offered)
+    assert released.stderr == (
+        f"gpuherd: error: job {c} already ended (cancelled): job {c} waits for job {b}, which "
+        f"ended (cancelled): retry them all (gpuherd retry {a} {b} {c})\n"
+    )
     d, warned = submitted(daemon, "--after", str(c))
     assert hinted(warned) == ["retry", str(a), str(b), str(c), str(d)]
     retried_as_told(daemon, warned, a)

@@ -3,7 +3,9 @@ that point (resubmitted after the backup) runs in the point's folder, unknown to
 queue. `gpuherd retry` of the failed job queued it again, and its next attempt started in the
 point's folder beside the run: two processes writing one folder's job.json, metrics and GPU
 files. Now the retry is refused, in one line naming the run and how to end it, the job left
-as it was (CLI, HTTP, Python); once the run has ended, the retry runs (unknown_retry.py)."""
+as it was (CLI, HTTP, Python; unknown_retry.py); once the run has ended, the point's folder
+holds that run: the retry is refused still, as an older run of the point (it moved that run
+aside and ran the point again)."""
 
 from __future__ import annotations
 
@@ -58,9 +60,15 @@ def test_retry_of_a_job_whose_folder_an_unknown_run_writes_in_is_refused(
     assert after["events"] == before["events"]
     assert not (results / "x=1" / "attempt-2").exists()
 
-    # Once the run has ended, the retry runs, as it would have.
+    # Once the run has ended, the point's folder holds it: a retry moved it aside and ran the
+    # point again; refused, saying what runs the point (a resubmission judges it by its folder).
     go.touch()
     wait_for(lambda: gone(run), what="the run to end")
     wait_for(lambda: not unknown_runs(herd), what="the daemon to see the run end")
-    assert herd.cli("retry", str(failed)).stdout.strip().endswith("queued again")
-    assert herd.wait_state(failed, "succeeded")["attempt"] == 2
+    assert herd.cli("retry", str(failed), check=False).stderr == (
+        f"gpuherd: error: job {failed} is an older run of s/x=1: its folder holds the run of "
+        f"job {later}, which ran that point after it and is no longer in the queue; to run the "
+        "point again, submit the sweep again (it skips the points done, reruns the failed ones)\n"
+    )
+    assert herd.job(failed)["attempt"] == before["attempt"]
+    assert not (results / "x=1" / "attempt-2").exists()

@@ -9,7 +9,7 @@ from functools import cache
 
 from gpuherd.core.idspec import format_ids
 from gpuherd.core.model import Job, Outcome
-from gpuherd.core.retry_blocked import Blocked, blocked_said, submit_again
+from gpuherd.core.retry_blocked import Blocked, blocked_said, retried_ids, submit_again
 from gpuherd.core.retry_budget import retries_left
 from gpuherd.core.states import GPUHERD_STOPS, Event, JobState, OutcomeKind, what_it_is
 from gpuherd.core.units import LONGEST, format_duration, format_given
@@ -326,7 +326,7 @@ def retry_refused(job_id: int, dep_id: int, dep_state: JobState, rerun: Rerun | 
         )
     if len(rerun.ids) == 1:
         return f"{ended}: retry both (gpuherd retry {dep_id} {job_id})"
-    command = f"gpuherd retry {_retried(rerun.ids, [job_id])}"
+    command = f"gpuherd retry {retried_ids(rerun.ids, [job_id])}"
     if rerun.succeeded:
         command = _runs_again(rerun, [job_id])
     return f"{ended}: retry them all ({command})"
@@ -375,7 +375,7 @@ def _runs_again(rerun: Rerun, job_ids: Sequence[int]) -> str:
     """`gpuherd retry ...`, the jobs of `rerun` then `job_ids`, and what it runs again: all
     of them, or, after a success where a failure was waited for, that job, and the jobs
     waiting for it only if it fails this time."""
-    command = f"gpuherd retry {_retried(rerun.ids, job_ids)}"
+    command = f"gpuherd retry {retried_ids(rerun.ids, job_ids)}"
     if not rerun.succeeded:
         every = "both" if len(job_ids) == 1 and len(rerun.ids) == 1 else "them all"
         return f"{command} runs {every} again"
@@ -392,8 +392,3 @@ def _runs_again(rerun: Rerun, job_ids: Sequence[int]) -> str:
 
 def _named(ids: Sequence[int]) -> str:
     return f"job {ids[0]}" if len(ids) == 1 else f"jobs {format_ids(ids)}"
-
-
-def _retried(ahead: Sequence[int], job_ids: Sequence[int]) -> str:
-    """The ids a `retry` that runs a chain again takes, the jobs first waited for first."""
-    return " ".join([*(str(i) for i in ahead), format_ids(job_ids)])
