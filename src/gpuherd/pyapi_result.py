@@ -20,12 +20,15 @@ from gpuherd.errors import HerdError
 from gpuherd.sweep_folders import own_run
 from gpuherd.worker import METRICS_FILE, RESULT_FILE, runs_task
 
+JOB_FILE = "job.json"
+"""What the daemon writes in every job's folder as the job starts (jobfiles.py): a run's."""
+
 
 def returned_value(job_id: int, info: Mapping[str, Any]) -> Any:
     """The value job `job_id` (its `info`: GET /jobs/ID) returned, None if none: one file
     each, never the other's (a command's own result.json is no return value, nor is a
-    metrics.json a task that returned None wrote). HerdError if it cannot be read, or was
-    not kept (a task's, once its sweep point ran again)."""
+    metrics.json a task that returned None wrote). HerdError if it cannot be read (its
+    folder gone with it, too), or was not kept (a task's, once its sweep point ran again)."""
     folder = Path(info["job_dir"])
     task = runs_task(str(info.get("command") or ""))
     run = own_run(folder, job_id)
@@ -42,6 +45,23 @@ def returned_value(job_id: int, info: Mapping[str, Any]) -> Any:
     try:
         return json.loads(path.read_text())
     except FileNotFoundError:
-        return None
+        _check_run_there(job_id, run, path.name)
+        return None  # (a task that returned None, a command that wrote none: no file)
     except (OSError, ValueError) as exc:
         raise HerdError(f"cannot read job {job_id}'s {path}: {exc}") from None
+
+
+def _check_run_there(job_id: int, run: Path, name: str) -> None:
+    """HerdError unless the folder of job `job_id`'s run is still there, its job.json too:
+    only then does a missing `name` mean it returned nothing. A results folder moved or
+    deleted answered None, as a task that returned None does, for one that returned
+    {"acc": 0.9}."""
+    if not run.is_dir():
+        gone = f"its folder {run} is gone (moved or deleted?), its {name} with it"
+    elif not (run / JOB_FILE).is_file():
+        gone = (
+            f"its folder {run} no longer holds its run's files (emptied?): its {JOB_FILE} is gone"
+        )
+    else:
+        return
+    raise HerdError(f"cannot read job {job_id}'s result: {gone}") from None

@@ -97,12 +97,15 @@ class Storable:
     def _container(self, value: Any, where: str) -> Any:
         if isinstance(value, dict):
             found: dict[Any, Any] = {}
+            taken = {key for key in value if isinstance(key, str)}  # (text keys keep theirs)
             for key, item in value.items():
                 plain_key = _scalar(key)
                 if isinstance(plain_key, int) and not -_LONG_INT < plain_key < _LONG_INT:
                     plain_key = self._long_int(plain_key, f"{where}[<a key>]")
                 elif not isinstance(plain_key, JSON_KEYS):
                     plain_key = self._text(key, f"{where}[{_shown(key)}]", _a(type(key), "key"))
+                if not isinstance(key, str):
+                    plain_key = self._unique_key(key, plain_key, taken, where)
                 found[plain_key] = self._walk(item, f"{where}[{_shown(plain_key)}]")
             return found
         items = list(value)
@@ -112,6 +115,26 @@ class Storable:
             except Exception:  # TypeError, or whatever an item's own __lt__ raises
                 pass
         return [self._walk(item, f"{where}[{i}]") for i, item in enumerate(items)]
+
+    def _unique_key(self, key: Any, plain_key: Any, taken: set[str], where: str) -> Any:
+        """`plain_key`, a key that was not text, as it is, unless another key of its dict is
+        written as the same text (JSON's: `1`, `1.5`, `true`, `null`), `{1: 0.25, "1":
+        0.75}`: then that text and its type, `'1 (int)'`, noted. One of the two values was
+        lost without a word (json.dumps wrote the key twice, and JSON keeps the last)."""
+        text = plain_key if isinstance(plain_key, str) else json.dumps(plain_key)
+        if text not in taken:
+            taken.add(text)
+            return plain_key
+        kind, n = type(key).__qualname__, 2
+        stored = f"{text} ({kind})"
+        while stored in taken:
+            stored, n = f"{text} ({kind} {n})", n + 1
+        self.noted.append(
+            f"{where}[{_shown(key)}] ({_a(type(key), 'key')} written {text!r}, as another key "
+            f"is: stored as {stored!r})"
+        )
+        taken.add(stored)
+        return stored
 
     def _long_int(self, value: int, where: str) -> str:
         """An int too long for Python to read back (INT_DIGITS_READ) as the text of its

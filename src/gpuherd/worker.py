@@ -10,13 +10,14 @@ path and the arguments it was submitted with, as spawn's child sees the parent's
 exit at its top level fails the job with one line saying so. The function is called with the
 point's parameters, read from `RUN_DIR/params.json` (or given with `--params JSON`, or
 `--params-file FILE` for large ones), plus `run_dir` when it takes that argument. Its return
-value is written to `RUN_DIR/result.json` as it is, and to `RUN_DIR/metrics.json`: a dict as it
-is, anything else but None as `{"result": value}`; both are removed first, so a run that
-returns None, exits or fails shows none of an earlier run's (clear_return_files). What JSON
-cannot hold is stored as its text, said in one line on stderr (task_values.py): the function
-succeeded, so its run is kept. An exception fails the job with the traceback on stderr. An
-`async def` task is run with asyncio.run; a generator returned, or `sys.exit(N)`, ends the job
-as worker_endings.py says.
+value is written to `RUN_DIR/result.json` as it is, and to `RUN_DIR/metrics.json` what of it
+fits the sweep table (a dict's short entries, another value but None as `{"result": value}`:
+task_metrics.py); both are removed first, so a run that returns None, exits or fails shows
+none of an earlier run's (clear_return_files). What JSON cannot hold is stored as its text,
+said in one line on stderr (task_values.py): the function succeeded, so its run is kept. An
+exception fails the job with the traceback on stderr, and below it a line naming its error
+(raised_line). An `async def` task is run with asyncio.run; a generator returned, or
+`sys.exit(N)`, ends the job as worker_endings.py says.
 
 A class with a `main()` method (GPU Task Scheduler's `GPUTask`) runs too: it is created,
 given `_config` (the parameters) and `_work_dir` (the run folder), and its `main()` called.
@@ -47,8 +48,9 @@ from types import ModuleType
 from typing import Any, NoReturn
 
 from gpuherd import own_files, tasks_guard, worker_pickled, worker_script
+from gpuherd.task_metrics import table_metrics
 from gpuherd.task_values import Storable
-from gpuherd.worker_endings import ReturnedGenerator, exit_status, settled
+from gpuherd.worker_endings import ReturnedGenerator, exit_status, raised_line, settled
 
 MAIN_MODULE = "__mp_main__"
 """The module name a `__main__` script is loaded under (its main block sees this name): the
@@ -216,15 +218,15 @@ def _run_task_class(cls: type[Any], params: dict[str, Any], run_dir: str, restar
 
 
 def write_metrics(run_dir: str, result: Any) -> str | None:
-    """result.json (the value as it is) and metrics.json (a dict, for the sweep table).
-    Answers a note naming what JSON could not hold (stored as its text), if anything; a
-    file that cannot be written is a WorkerError (the run's results would be missing, and a
-    sweep would count the point done)."""
+    """result.json (the value as it is) and metrics.json (what of it fits the sweep table:
+    task_metrics.py). Answers a note naming what JSON could not hold (stored as its text), if
+    anything; a file that cannot be written is a WorkerError (the run's results would be
+    missing, and a sweep would count the point done)."""
     if result is None:
         return None
     stored = Storable(result)
     value = stored.value
-    metrics = value if isinstance(value, dict) else {"result": value}
+    metrics = table_metrics(value)
     for name, data in ((RESULT_FILE, value), (METRICS_FILE, metrics)):
         try:
             _write_json(Path(run_dir) / name, data)
@@ -354,8 +356,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except SystemExit as exc:  # the task called sys.exit(): its status, said in one line
         return exit_status(exc.code)
-    except BaseException:  # the task's own error: its traceback, then a failed job
+    except BaseException as exc:  # the task's own error: its traceback, then a failed job
         traceback.print_exc()
+        print(raised_line(exc), file=sys.stderr)  # (what failed it: JobFailed names that)
         return 1
     return 0
 

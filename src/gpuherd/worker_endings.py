@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import inspect
 import sys
+import traceback
 from typing import Any
+
+from gpuherd.core.failure_line import TASK_RAISED
 
 
 class ReturnedGenerator(Exception):
@@ -44,7 +47,8 @@ def exit_status(code: Any) -> int:
     it (the job failed without a word of why: `job 7 failed (exit 3)`). 0 (or None) is a
     success without a return value: `job.result()` is None. A status no process can exit
     with (256 was 0 to the shell: a success) is 1. Text is written as Python writes it, and
-    is 1, as Python's own exit with it is."""
+    is 1, as Python's own exit with it is, the line saying it below (JobFailed names the text
+    above it, not a traceback the task logged before: core/failure_line.py)."""
     called = "sys.exit()" if code is None else f"sys.exit({code!r})"
     status = 0 if code is None else code
     if not isinstance(status, int):  # (what Python itself does with text, or any object)
@@ -52,6 +56,7 @@ def exit_status(code: Any) -> int:
             print(status, file=sys.stderr)
         except Exception:
             print(f"<{type(status).__qualname__} object>", file=sys.stderr)
+        _say(f"the task called {called}")
         return 1
     if status == 0:
         _say(
@@ -66,6 +71,21 @@ def exit_status(code: Any) -> int:
     # sys.exit(3)`, unless the task wrote a line of its own above it: core/failure_line.py)
     _say(f"the task called {called}")
     return int(status)
+
+
+def raised_line(exc: BaseException) -> str:
+    """The line the worker writes below the traceback of the exception that ended the task:
+    its error line (`ValueError: loss diverged`; an exception group's, `ExceptionGroup: 2
+    workers failed (2 sub-exceptions)`), which JobFailed names (core/failure_line.py). Read
+    from stderr's end, that was a traceback printed later: an exception ignored as Python
+    exited, or a box's border."""
+    try:
+        shown = "".join(traceback.format_exception_only(exc)).splitlines()
+    except Exception:  # (its __str__ raised: format_exception_only says so, or this)
+        shown = []
+    # (a SyntaxError's file, code and caret come first, indented)
+    error = next((line for line in shown if line and not line[0].isspace()), None)
+    return f"{TASK_RAISED}{error or type(exc).__qualname__}"
 
 
 def _say(text: str) -> None:
