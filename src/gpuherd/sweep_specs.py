@@ -26,7 +26,7 @@ def stored_spec(row: SweepRow) -> SweepSpec:
         spec = _specs.pop(key, None)
     if spec is None:
         try:
-            spec = spec_from_dict(data)
+            spec = spec_from_dict(data, stored=True)
         except SweepError as exc:
             raise HerdError(f"sweep {row.name!r}: its stored spec is invalid: {exc}") from None
     with _expansions_lock:

@@ -228,7 +228,11 @@ class Sweeps:
                 *waiting_with_other_options(waiting, spec.name, probe, request.options),
                 *missing,
                 *env_placeholders(spec, request),
-                *(plan.shared or self._moving_in(spec)),  # (the first names the others too)
+                # Both: its points in use now say nothing of the folder shared for good, and
+                # once the sweep is stored, moving in is never said again (its resubmission
+                # took the other's done points without a word).
+                *self._moving_in(spec),
+                *plan.shared,
                 *not_rerun(plan.unwatched, runs, request.force),
                 *ended,
             ],

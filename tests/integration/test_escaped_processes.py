@@ -174,9 +174,13 @@ def test_a_sweep_skips_points_whose_folder_another_sweeps_job_uses(
     )
     assert (second["new"], second["skipped_active"], len(second["ids"])) == (1, 1, 1)
     assert second["warnings"] == [
+        # (moving in, said with the points skipped too: said once, it was never said)
+        f"sweep 'one' keeps its results in {results} too: a point of the same values is one"
+        " folder for both, done once (--force runs it again, the other's results moved to its"
+        " previous-runs/); give another --results-dir to keep them apart",
         "1 point skipped: its folder is in use by queued or running jobs of sweep 'one'"
         " (the same results folder); submit again once those ended, or give another"
-        " --results-dir"
+        " --results-dir",
     ]
     assert daemon.job(second["ids"][0])["job_dir"] == str(tmp_path / "shared" / "x=2")
     assert not (tmp_path / "shared" / "x=1" / "previous-runs").exists()  # left as it was

@@ -120,7 +120,7 @@ def check_template(template: str, names: Collection[str]) -> None:
             continue
         field = _field_text(name, spec, conversion)
         hint = _literal_hint(before, field, {*names, *RESERVED})
-        if not name or name.isdigit():
+        if not name or _is_position(name):
             raise SweepError(
                 f"command: placeholder {field} needs a parameter name; {hint}", ("command",)
             )
@@ -153,9 +153,11 @@ def _literal_hint(before: str, field: str, known: Collection[str]) -> str:
     doubled, its `{lr}` printed itself), and for a shell variable (`${DATA_DIR}`: a `$` before
     it) that, or `$DATA_DIR` when it is a plain name (not `${X:-default}`, which needs its
     braces)."""
+    # (split's odd parts are the placeholders it found: a whole field that is none, as `{0}`
+    # is, stays doubled even where a parameter `0` is known; kept, the hint was the field)
     doubled = "".join(
-        part if part[1:-1] in known else part.replace("{", "{{").replace("}", "}}")
-        for part in _INNER.split(field)
+        part if i % 2 and part[1:-1] in known else part.replace("{", "{{").replace("}", "}}")
+        for i, part in enumerate(_INNER.split(field))
     )
     if before.endswith("$") and field != "{}":  # (`${}` is no shell variable either)
         name = field[1:-1]
@@ -231,11 +233,27 @@ def _as_number(value: Any, spec: str) -> int | float | None:
     return None
 
 
-def check_key(key: object, where: str, loc: tuple[str | int, ...]) -> None:
+def _is_position(name: str) -> bool:
+    """Whether a placeholder's name is a position (`{0}`, as str.format numbers its
+    arguments), which no parameter of a template can be named."""
+    return name.isdigit()
+
+
+def check_key(key: object, where: str, loc: tuple[str | int, ...], *, stored: bool = False) -> None:
+    """Raise SweepError for a name no parameter may have (the one check of every way a sweep
+    is given: -p, a sweep file, Python, POST /api/v1/sweeps); of a `stored` sweep's (taken
+    before), only those that could not work at all: `sweep ls` lists it, `status` shows it."""
     if not isinstance(key, str) or not key:
         raise SweepError(f"{where}: {key!r}: a parameter name must be a non-empty string", loc)
     if key in RESERVED:
         raise SweepError(f"{where}.{key}: reserved for the placeholder {{{key}}}; rename it", loc)
+    # (taken, such a name could only name folders: a template's `{0}` is refused)
+    if _is_position(key) and not stored:
+        raise SweepError(
+            f"{where}.{key}: a name of digits only cannot be a placeholder ({{{key}}} is a"
+            f" position, not a name); name it, e.g. p{key}",
+            loc,
+        )
 
 
 class SweepTypeError(SweepError, TypeError):

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from random import Random
 from typing import Any, Literal
 
+from gpuherd.core.int64 import beyond, holds
 from gpuherd.core.near_names import did_you_mean
 from gpuherd.core.sweep_expr import compile_expr
 from gpuherd.core.sweep_names import (
@@ -98,9 +99,12 @@ class SweepSpec:
     """A Python expression over the point's keys; points where it is true are left out."""
     item_sep: str = ","
     kv_sep: str = "="
+    stored: InitVar[bool] = False
+    """Read back from herd.db (spec_from_dict): one taken before a rule of names it breaks
+    was made (check_key's) still shows; submitted again, it is refused."""
 
-    def __post_init__(self) -> None:
-        _validate(self)
+    def __post_init__(self, stored: bool) -> None:
+        _validate(self, stored)
 
     @property
     def results_path(self) -> str:
@@ -147,15 +151,17 @@ def no_such_sweep(name: str, known: Iterable[str] = ()) -> str:
     return f"no sweep named {name!r}{guess}: `gpuherd sweep ls` lists the sweeps"
 
 
-def _validate(spec: SweepSpec) -> None:
+def _validate(spec: SweepSpec, stored: bool) -> None:
     _check_name_and_folder(spec)
     check_seps(spec.item_sep, spec.kv_sep)
     for key, value in spec.fixed.items():
-        check_key(key, "fixed", ("fixed", key))
+        check_key(key, "fixed", ("fixed", key), stored=stored)
         check_finite(value, ("fixed", key))
-    _check_grids(spec)
+    _check_grids(spec, stored)
     if spec.samples is not None and spec.samples < 1:
         raise SweepError(f"samples: must be at least 1, got {spec.samples}", ("samples",))
+    if spec.seed is not None and not stored and not holds(spec.seed):  # (taken, over HTTP)
+        raise SweepError(f"seed: {spec.seed} {beyond(spec.seed)}", ("seed",))
     if spec.random and spec.samples is None:
         raise SweepError("random: distributions need `samples` (how many points)", ("random",))
     known = [*spec.fixed, *(k for k in spec.varying if k not in spec.fixed)]
@@ -198,19 +204,19 @@ def _check_name_and_folder(spec: SweepSpec) -> None:
         )
 
 
-def _check_grids(spec: SweepSpec) -> None:
+def _check_grids(spec: SweepSpec, stored: bool) -> None:
     for i, grid in enumerate(spec.grids):
         where = "grid" if len(spec.grids) == 1 else f"grid[{i}]"
         if not grid:
             raise SweepError(f"{where}: empty; give each parameter a list of values", ("grid", i))
         for key, values in grid.items():
-            check_key(key, where, ("grid", i, key))
+            check_key(key, where, ("grid", i, key), stored=stored)
             if not values:
                 raise SweepError(f"{where}.{key}: empty list of values", ("grid", i, key))
             # As a sweep file's check says it: `grid.x[1]`, the key path the user wrote.
             check_finite(values, ("grid", key) if len(spec.grids) == 1 else ("grid", i, key))
     for key, distribution in spec.random.items():
-        check_key(key, "random", ("random", key))
+        check_key(key, "random", ("random", key), stored=stored)
         check_finite(distribution.values, ("random", key, "choice"))
         if any(key in grid for grid in spec.grids):
             raise SweepError(f"random.{key}: {key!r} is also in grid", ("random", key))
@@ -258,8 +264,9 @@ _SPEC_KEYS = tuple(spec_to_dict(SweepSpec(name="x")))
 """A spec's keys in JSON (POST /api/v1/sweeps's `spec`), in spec_to_dict's order."""
 
 
-def spec_from_dict(data: Mapping[str, Any]) -> SweepSpec:
-    """A SweepSpec from spec_to_dict's shape; SweepError (with the key at fault) if invalid."""
+def spec_from_dict(data: Mapping[str, Any], *, stored: bool = False) -> SweepSpec:
+    """A SweepSpec from spec_to_dict's shape; SweepError (with the key at fault) if invalid.
+    `stored`: a sweep's as herd.db holds it (SweepSpec.stored)."""
     if not isinstance(data, Mapping):
         raise SweepError("spec: must be a JSON object")
     unknown = sorted(set(data) - set(_SPEC_KEYS), key=str)
@@ -287,7 +294,7 @@ def spec_from_dict(data: Mapping[str, Any]) -> SweepSpec:
         if not isinstance(data.get(key), str | None):
             raise SweepError(f"{key}: must be a string, got {_json_kind(data[key])}", (key,))
     try:
-        return _built(data, grids, random, shuffle)
+        return _built(data, grids, random, shuffle, stored)
     except SweepError:
         raise
     except (TypeError, ValueError, KeyError, AttributeError) as exc:  # a shape not foreseen
@@ -307,6 +314,7 @@ def _built(
     grids: tuple[dict[str, tuple[Any, ...]], ...],
     random: dict[str, Distribution],
     shuffle: bool,
+    stored: bool,
 ) -> SweepSpec:
     return SweepSpec(
         name=str(data.get("name") or ""),
@@ -328,6 +336,7 @@ def _built(
         exclude_expr=data.get("exclude_expr"),
         item_sep=_given(data, "item_sep", SweepSpec.item_sep),
         kv_sep=_given(data, "kv_sep", SweepSpec.kv_sep),
+        stored=stored,
     )
 
 
