@@ -17,6 +17,7 @@ import os
 import shlex
 
 from gpuherd.core.output_files import fixed_folder, template_problem
+from gpuherd.core.text import shell_word
 from gpuherd.own_files import others_link
 from gpuherd.paths import FILE_IN_THE_WAY
 
@@ -60,8 +61,9 @@ def output_problem(given: str, cwd: str) -> str | None:
                 f"{FILE_IN_THE_WAY} ({in_the_way} is a file): move it aside, or name a file "
                 "elsewhere"
             )
+        # (shell_word: `$'/a\x1bb'` makes the folder named; shlex's quotes, a literal \x1b)
         return (
-            f"the folder {folder} does not exist: create it (mkdir -p {shlex.quote(folder)}) first"
+            f"the folder {folder} does not exist: create it (mkdir -p {shell_word(folder)}) first"
         )
     if not os.access(folder, os.W_OK | os.X_OK):
         return f"cannot create a file in {folder} ({_why_not(folder)}): name a file elsewhere"

@@ -32,8 +32,9 @@ def prefixed(kind: str, text: str = "") -> str:
     error: TEXT`, `gpuherd: warning: TEXT`; `kind` alone for an interruption or a note
     (`herd: interrupted`, `herd: job 5 has not started yet: ...`). Always one line: what
     it quotes (a file named `no⏎file`, a job's reason) may hold a line break or a control
-    character, which would end the line there and start the next without the prefix."""
-    from gpuherd.core.text import one_line  # (only when something is said: start-up time)
+    character, which would end the line there and start the next without the prefix: it
+    shows them (said_line), `\\x1b[31m` of a value typed with an escape sequence in it."""
+    from gpuherd.core.text import said_line  # (only when something is said: start-up time)
 
     said = f"{typed_name()}: {kind}: {text}" if text else f"{typed_name()}: {kind}"
-    return one_line(said)
+    return said_line(said)

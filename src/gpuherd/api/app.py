@@ -17,7 +17,6 @@ from typing import Any
 from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.dependencies.models import Dependant
 from fastapi.dependencies.utils import request_params_to_args
-from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -125,10 +124,10 @@ def create_app(service: Service, pid: int, socket_path: str) -> FastAPI:
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
         # An unknown path or method under /api answers as every API error does; an unknown
-        # page as the dashboard's pages do.
+        # page as the dashboard's pages do; the rest (a fragment's, a static file's) as the API.
         if not request.url.path.startswith("/api/"):
             page = dashboard.error_page(request, 404) if exc.status_code == 404 else None
-            return page or await http_exception_handler(request, exc)
+            return page or _other_http_error(request, exc)
         return _api_http_error(request, exc)
 
     @app.exception_handler(OverflowError)
@@ -199,6 +198,21 @@ def _api_http_error(request: Request, exc: StarletteHTTPException) -> JSONRespon
 def _no_endpoint(request: Request) -> JSONResponse:
     line = f"no such endpoint: {_method(request)} {request.url.path} (/openapi.json lists them)"
     return JSONResponse({"error": line}, status_code=404)
+
+
+def _other_http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+    """An unknown path or method outside /api that no page answers (`/static/`, `GET
+    /ui/queue/explode`, `POST /jobs`), in the one shape of every error, `{"error": "one
+    line"}` (docs/api.md): FastAPI's own was `{"detail": "Not Found"}`. Not /openapi.json's
+    words: it describes the API alone."""
+    path, allowed = request.url.path, (exc.headers or {}).get("Allow")
+    if exc.status_code == 405 and allowed:
+        line = not_allowed(_method(request), path, allowed.split(", "), described=False)
+    elif exc.status_code == 404:
+        line = f"no such endpoint: {_method(request)} {path} (the dashboard is at /)"
+    else:
+        line = str(exc.detail)
+    return JSONResponse({"error": line}, status_code=exc.status_code, headers=exc.headers)
 
 
 def _not_allowed(request: Request) -> JSONResponse | None:

@@ -169,11 +169,14 @@ def given_twice(params: Iterable[Any], query: Any) -> str | None:
     return None
 
 
-def not_allowed(method: str, path: str, allowed: list[str]) -> str:
-    """The one line of a 405: what to send instead."""
+def not_allowed(method: str, path: str, allowed: list[str], described: bool = True) -> str:
+    """The one line of a 405: what to send instead; `described`: the path is the API's, which
+    /openapi.json describes (not the dashboard's)."""
     shown = [m for m in allowed if m != "HEAD"] or allowed
     use = " or ".join(shown)
-    return f"{method} is not allowed on {path}: use {use} (/openapi.json describes it)"
+    return f"{method} is not allowed on {path}: use {use}" + (
+        " (/openapi.json describes it)" if described else ""
+    )
 
 
 def describe_errors(schema: dict[str, Any]) -> dict[str, Any]:

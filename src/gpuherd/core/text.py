@@ -3,7 +3,9 @@
 Pure, and shared by the CLI's tables (one line per value) and the daemon's hooks.log (a
 hook's output, its lines kept): one set of escape sequences is dropped everywhere, so a
 colour, a cursor move or a terminal title (OSC) stored in a name or printed by a hook is
-never replayed by `gpuherd ls` or `cat hooks.log`.
+never replayed by `gpuherd ls` or `cat hooks.log`. gpuherd's own error and warning lines
+show them instead (said_line): there they are part of a value the user typed, and the line
+names that value.
 """
 
 from __future__ import annotations
@@ -54,7 +56,28 @@ def show_bidi(text: str) -> str:
 def one_line(text: str) -> str:
     """clean(), with line breaks (LF, CR LF) as ⏎: a multi-line value (an on-end hook) on
     the one line of a table or of hooks.log's header."""
-    return clean(text.replace("\r\n", NEWLINE).replace("\n", NEWLINE))
+    return clean(_breaks_shown(text))
+
+
+def _breaks_shown(text: str) -> str:
+    return text.replace("\r\n", NEWLINE).replace("\n", NEWLINE)
+
+
+_ESCAPED_CONTROLS = {
+    code: repr(chr(code))[1:-1] for code in [*range(0x20), *range(0x7F, 0xA0)]
+} | _BIDI
+"""Control characters as Python's repr shows them (`\\x1b`, `\\t`, `\\x85`), bidi controls as
+`<U+202E>`."""
+
+
+def said_line(text: str) -> str:
+    """A line gpuherd says itself (an error, a warning) on one line, safe to print, showing
+    the values it quotes as they are: line breaks as ⏎, escape sequences and other control
+    characters as repr shows them (`'re\\x1b[31mtries'`, as a value quoted with !r is), bidi
+    controls as `<U+202E>`. Not clean()'s: a sequence dropped, `config set
+    $'re\\e[31mtries'` was refused as an unknown setting 'retries', and a `mkdir -p` advised
+    named another folder than the one typed."""
+    return _breaks_shown(text).translate(_ESCAPED_CONTROLS)
 
 
 _CARETS = {code: f"^{chr(code ^ 0x40)}" for code in [*range(0x20), 0x7F] if code != 0x09}
