@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import shlex
 import sqlite3
 import stat
 import tempfile
@@ -24,6 +23,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from gpuherd import paths
+from gpuherd.core.text import shell_word
 from gpuherd.core.units import plural
 from gpuherd.errors import HerdError
 from gpuherd.store_schema import DATABASE_FILES
@@ -69,7 +69,7 @@ def _check(home: Path, database: Path, target: Path, replace: bool) -> None:
         folder = target.parent
         if folder.exists() or any(p.exists() and not p.is_dir() for p in folder.parents):
             raise HerdError(f"{target}: {paths.FILE_IN_THE_WAY}")
-        quoted = shlex.quote(str(folder))
+        quoted = shell_word(str(folder))
         raise HerdError(f"the folder {folder} does not exist: create it (mkdir -p {quoted}) first")
     if target.resolve() in {Path(f"{database}{part}").resolve() for part in DATABASE_FILES}:
         raise HerdError(f"{target} is the queue's own database: name another file")
@@ -90,7 +90,7 @@ def _a_file_in(folder: Path, home: Path) -> str:
     ~/.local/share/gpuherd/jobs/` was told to write jobs/herd.db, beside the jobs' folders),
     which goes with the home the backup is kept against (a disk lost, an `rm -r`)."""
     if not _within(folder, home):
-        made = "" if folder.is_dir() else f" (`mkdir -p {shlex.quote(str(folder))}` first)"
+        made = "" if folder.is_dir() else f" (`mkdir -p {shell_word(str(folder))}` first)"
         return f"name the file to write, such as {folder / 'herd.db'}{made}"
     outside = Path.home() / "herd-backup.db"
     if _within(outside.parent, home):

@@ -156,6 +156,13 @@ def test_every_refusal_is_one_line_and_writes_nothing(herd: Herd, tmp_path: Path
     assert refused(herd, str(missing / "herd.db")) == (
         f"the folder {missing} does not exist: create it (mkdir -p {missing}) first"
     )
+    # A control character in it: the advice named it with shlex's quotes, which keep
+    # `\x1b` as four characters once escapes are shown: another folder than the one typed.
+    odd = tmp_path / "no\x1b[31m"
+    assert refused(herd, str(odd / "herd.db")) == (
+        f"the folder {tmp_path}/no\\x1b[31m does not exist: create it "
+        f"(mkdir -p $'{tmp_path}/no\\x1b[31m') first"
+    )
     copy.write_text("yesterday's")
     assert refused(herd, str(copy)) == (
         f"{copy} exists: name another file, or give --force to replace it (the copy is "

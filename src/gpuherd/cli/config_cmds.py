@@ -43,7 +43,7 @@ def _warn_not_taken(settings: Iterable[dict[str, str]]) -> None:
     set another none the wiser. (An older daemon does not say: nothing then.)"""
     for setting in settings:
         if said := setting.get("not_taken"):
-            click.echo(prefixed("warning", one_line(said)), err=True)
+            click.echo(prefixed("warning", said), err=True)  # (one line, escapes shown)
 
 
 TABLE_WIDTH = 80
