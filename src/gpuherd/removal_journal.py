@@ -20,11 +20,13 @@ the same, committed first as above; the removal says which folders were left and
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import logging
 import os
 import shlex
 import shutil
+import stat
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
@@ -51,15 +53,12 @@ def leftovers(job: Job, layout: Layout, home: Path) -> list[tuple[int, Path]]:
     found = [] if job.spec.folder else [layout.job_dir(job)]
     # A task's large parameters or pickled function, still waiting for its first run.
     if job.attempt == 0 and _may_name_staged(job.spec.command):
-        # (deferred: the worker's module and argparse, ~1 ms of every `gpuherd run`'s start)
-        from gpuherd.worker import staged_files
-
         found += staged_files(job.spec.command, paths.task_params(home))
     return [(job.id, path) for path in found]
 
 
 _STAGED_FLAGS = ("--params-file", "--function-file")
-"""The words before a staged file that worker.staged_files looks for in a command."""
+"""The words before a staged file that staged_files looks for in a command."""
 _QUOTING_TAKEN_OUT = str.maketrans("", "", "'\"\\")
 
 
@@ -70,6 +69,38 @@ def _may_name_staged(command: str) -> bool:
     those taken out, holds no such word."""
     text = command.translate(_QUOTING_TAKEN_OUT)
     return any(flag in text for flag in _STAGED_FLAGS)
+
+
+def staged_files(command: str, folder: Path) -> list[Path]:
+    """The `--params-file` and `--function-file` in `folder` that a task's command names: a
+    job removed before it ever ran leaves them behind (its first run would have moved them,
+    worker.read_params_file). A sweep's `--shared-function-file` is not one of them: other
+    points read it."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return []
+    return [
+        Path(value)
+        for flag, value in itertools.pairwise(words)
+        if flag in _STAGED_FLAGS and _staged_in(value, folder)
+    ]
+
+
+def _staged_in(value: str, folder: Path) -> bool:
+    """Whether `value` names a regular file directly in `folder` (task-params/), by a name
+    of its own, found so by real paths: the removal deletes it. A command is anyone's text:
+    `--params-file $GPUHERD_HOME/task-params/..` passed a test of `Path(value).parent`
+    (pathlib keeps `..`), and `rm` of that job deleted the whole home, herd.db and all."""
+    path = Path(value)
+    if ".." in path.parts or not path.is_absolute():
+        return False
+    try:  # (lstat: a link, even to a staged file, is not one: what it names is not deleted)
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            return False
+    except OSError:  # gone already (or not reachable): nothing to delete
+        return False
+    return os.path.realpath(path.parent) == os.path.realpath(folder)
 
 
 def note(home: Path, folders: Sequence[tuple[int, Path]]) -> Path | None:

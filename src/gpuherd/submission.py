@@ -10,6 +10,7 @@ from dataclasses import replace
 
 from gpuherd.core.commands import MAX_COMMAND_BYTES
 from gpuherd.core.deps import KINDS, contradiction, kept_apart
+from gpuherd.core.env_vars import MAX_VARIABLE_BYTES
 from gpuherd.core.idspec import JOBS_THERE_ARE, MAX_GPU_INDEX, MOST_GPUS, said_ids
 from gpuherd.core.model import Device, JobSpec, Policy
 from gpuherd.core.reasons import Refusal, never_fits
@@ -19,6 +20,7 @@ from gpuherd.core.when import BEGIN_RANGE, LATEST
 from gpuherd.errors import InvalidValue, NotFound
 from gpuherd.host_memory import host_memory_total
 from gpuherd.output_paths import absolute, output_problem, shown
+from gpuherd.submission_folders import check_cwd as check_cwd  # (callers import it here)
 from gpuherd.submission_text import (
     blank,
     check_given,
@@ -80,10 +82,14 @@ def spec_from_item(
         )
     # As an edit keeps them: a job in after_any and another list waits as the other says.
     after, after_any, after_fail = kept_apart(item.after, item.after_any, item.after_fail)
+    env = dict(item.env or {})
+    # The daemon's secret (the dashboard's token), which no job is given (job_environment):
+    # not stored either, where every `daemon backup` copied it with herd.db.
+    env.pop("GPUHERD_TOKEN", None)
     spec = JobSpec(
         command=item.command.strip(),
         cwd=item.cwd,
-        env=dict(item.env or {}),
+        env=env,
         env_overrides=dict(item.env_overrides),
         name=item.name,
         gpus=item.gpus,
@@ -137,30 +143,6 @@ def output_file(given: str, cwd: str, name: str, where: str = "") -> str:
     if problem := output_problem(given, cwd):
         raise InvalidValue(f"{where}{field(name)} {shown(given)}: {problem}")
     return absolute(given, cwd)
-
-
-def check_cwd(cwd: str, where: str = "") -> None:
-    """InvalidValue unless `cwd` is the absolute path of an existing folder: a job's working
-    directory (at submission, and after an edit)."""
-    if not cwd:  # (said `working directory  does not exist`, of nothing)
-        raise InvalidValue(
-            f"{where}{field('cwd')} is empty: give the absolute path of an existing folder, "
-            "the job's working directory"
-        )
-    # (A relative one is none of the daemon's to resolve: its own folder is no one's.)
-    if os.path.isabs(cwd) and os.path.isdir(cwd):
-        return
-    what = (
-        "is relative"
-        if not os.path.isabs(cwd)
-        else "is not a folder"
-        if os.path.exists(cwd)
-        else "does not exist"
-    )
-    raise InvalidValue(
-        f"{where}working directory {cwd} {what}: give the absolute path of an existing folder "
-        f"as {field('cwd')}"
-    )
 
 
 def unknown_jobs(missing: Sequence[int], holders: Sequence[object]) -> NotFound:
@@ -282,17 +264,33 @@ def _limit_problem(spec: JobSpec) -> str | None:
     return None
 
 
+_AS_VARIABLES = (
+    ("name", "GPUHERD_JOB_NAME"),
+    ("project", "GPUHERD_JOB_PROJECT"),
+    ("sweep", "GPUHERD_JOB_SWEEP"),
+)
+"""The fields a job (or its on-end hook) gets as variables of its environment."""
+
+
 def _size_problem(spec: JobSpec) -> str | None:
     """What of the job is larger than Linux lets it start with, or than any client sends
     (the CLI's arguments, the Python API's checks): a raw request's 50 MB environment was
     stored, and failed the job at its start."""
-    texts = ("name", spec.name), ("project", spec.project), ("sweep", spec.sweep)
-    for what, value in (*texts, ("git commit", spec.git)):
-        if value and _too_long(value):
+    for what, variable in _AS_VARIABLES:
+        text = getattr(spec, what)
+        # A job (its on-end hook) gets it as one string of its environment, NAME=VALUE, which
+        # Linux caps at 128 KiB with its NUL: a name 17 bytes under 128 KiB never started.
+        if text and _too_long(text, most := MAX_VARIABLE_BYTES - len(variable) - 1):
             return (
-                f"the {what} is {len(value.encode()):,} bytes, over the 128 KiB a program's "
-                "argument may hold: give a shorter one"
+                f"the {what} is {len(text.encode()):,} bytes, over the {most:,} it may have: "
+                f"jobs get it as {variable}, and Linux caps an environment variable at 128 KiB "
+                "with its name: give a shorter one"
             )
+    if spec.git and _too_long(spec.git):
+        return (
+            f"the git commit is {len(spec.git.encode()):,} bytes, over the 128 KiB a "
+            "program's argument may hold: give a shorter one"
+        )
     for what, value in ("working directory", spec.cwd), ("folder", spec.folder):
         if value and _too_long(value, MAX_PATH_BYTES):
             return (

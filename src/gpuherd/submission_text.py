@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from gpuherd.core.env_vars import check_variable, is_variable_name
 from gpuherd.core.text import shell_word
 from gpuherd.core.units import BARE_LEAST
 from gpuherd.errors import InvalidValue
@@ -31,13 +32,21 @@ def blank(text: str | None) -> str | None:
 
 def check_given(where: str, given: Mapping[str, Any]) -> None:
     """InvalidValue for what a submission or an edit gives (`given`, by field) that no job
-    may have and check_spec does not see: a name or project with a control character, one of
-    gpuherd's own variables among its --env pairs, a memory request of a few bytes. Only what
-    was given: a value an older gpuherd stored stays the job's."""
+    may have and check_spec does not see: a name or project with a control character, an
+    --env name no shell takes (`1A`, `a-b`) or one of gpuherd's own, a memory request of a
+    few bytes. Only what was given: a value an older gpuherd stored stays the job's."""
     for what in ("name", "project"):
         if said := control_in(what, given.get(what)):
             raise InvalidValue(f"{where}{said}")
-    reject_reserved_names(where, given.get("env_overrides") or {})
+    overrides = given.get("env_overrides") or {}
+    # As the CLI's --env, Python's env= and the dashboard check them, in their words: a shell
+    # drops such a name, and the job never saw it. (Only the name: a size is env_problem's.)
+    if bad := next((name for name in overrides if not is_variable_name(name)), None):
+        try:
+            check_variable(bad, "")
+        except ValueError as exc:
+            raise InvalidValue(f"{where}{field('env_overrides', '', '--env')}: {exc}") from None
+    reject_reserved_names(where, overrides)
     if said := under_least(mem=given.get("mem"), ram=given.get("ram")):
         raise InvalidValue(f"{where}{said}")
 
@@ -48,13 +57,20 @@ def control_in(what: str, text: str | None) -> str | None:
     GPUHERD_JOB_NAME (and an `-o %x.log` file name) carried it. None for one without."""
     if text is None or text.isprintable():  # (one C call: printable text is the rule)
         return None
-    char = next((c for c in text if c < " " or c == "\x7f"), None)
+    char = next((c for c in text if _is_control(c)), None)
     if char is None:  # (other unprintable characters, letters of no script: left alone)
         return None
     return (
         f"{field(what)} {shell_word(text)} holds a control character ({char!r}): give a "
         f"{what} of one line, without tabs"
     )
+
+
+def _is_control(char: str) -> bool:
+    """A C0 or C1 control character (NEL, U+0085, is a line break; U+009B the 8-bit CSI
+    that begins an escape sequence), DEL, or a line or paragraph separator (U+2028, U+2029):
+    each breaks or recolours the line a name is shown on."""
+    return char < " " or "\x7f" <= char <= "\x9f" or char in "\u2028\u2029"
 
 
 def reject_bad_names(where: str, *envs: Mapping[str, str]) -> None:

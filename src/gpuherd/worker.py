@@ -36,10 +36,8 @@ import argparse
 import contextlib
 import importlib
 import inspect
-import itertools
 import json
 import os
-import shlex
 import sys
 import traceback
 from importlib.machinery import SourceFileLoader
@@ -268,21 +266,6 @@ def read_params(run_dir: str) -> dict[str, Any]:
     if not isinstance(params, dict):
         raise WorkerError(f'{path} has no "params" object')
     return params
-
-
-def staged_files(command: str, folder: Path) -> list[Path]:
-    """The `--params-file` and `--function-file` in `folder` that a task's command names: a
-    job removed before it ever ran leaves them behind (its first run would have moved them).
-    A sweep's `--shared-function-file` is not one of them: other points read it."""
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return []
-    return [
-        Path(value)
-        for flag, value in itertools.pairwise(words)
-        if flag in ("--params-file", "--function-file") and Path(value).parent == folder
-    ]
 
 
 def read_params_file(path: str, run_dir: str) -> Any:

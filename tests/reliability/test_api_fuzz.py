@@ -399,6 +399,8 @@ def test_a_misspelt_job_field_is_refused_not_dropped(shared: Target) -> None:
 BIG = "x" * (50 * 1024 * 1024)
 LONG = "n" * 200_000
 ARGUMENT = "over the 128 KiB a program's argument may hold: give a shorter one"
+VARIABLE = "Linux caps an environment variable at 128 KiB with its name: give a shorter one"
+"""A name, project and sweep: jobs get them as GPUHERD_JOB_NAME=... (at most 128 KiB)."""
 
 
 def answer(target: Target, path: str, body: Any) -> tuple[int, Any]:
@@ -445,9 +447,9 @@ ONE_MILLION_BYTES = sum(len(name) + 10 for name in ONE_MILLION) + len("true") + 
             f"the job's environment (1,000,000 variables) and command take "
             f"{ONE_MILLION_BYTES:,} bytes with gpuherd's own, over the ",
         ),
-        ({"name": LONG}, None, f"the name is 200,000 bytes, {ARGUMENT}"),
-        ({"project": LONG}, None, f"the project is 200,000 bytes, {ARGUMENT}"),
-        ({"sweep": LONG}, None, f"the sweep is 200,000 bytes, {ARGUMENT}"),
+        ({"name": LONG}, None, "the name is 200,000 bytes, over the 131,054 it may have: "),
+        ({"project": LONG}, None, "the project is 200,000 bytes, over the 131,051 it may "),
+        ({"sweep": LONG}, None, "the sweep is 200,000 bytes, over the 131,053 it may have: "),
         ({"git": LONG}, None, f"the git commit is 200,000 bytes, {ARGUMENT}"),
         (
             {"folder": "/" + "d/" * 3000},
@@ -495,7 +497,10 @@ def test_a_sweep_or_an_edit_over_a_cap_is_refused_and_changes_nothing(shared: Ta
     assert error["error"].startswith("sweep: the environment variable 'BIG' is 52,428,804 bytes")
     held = next(job["id"] for job in before["jobs"] if job["name"] == "held")
     status, edited = answer(shared, "/api/v1/jobs/edit", {"ids": [held], "name": LONG})
-    message = f"job {held}: the name is 200,000 bytes, {ARGUMENT}"
+    message = (
+        f"job {held}: the name is 200,000 bytes, over the 131,054 it may have: jobs get it as "
+        f"GPUHERD_JOB_NAME, and {VARIABLE}"
+    )
     refused = {"id": held, "ok": False, "message": message, "status": 422}
     assert (status, edited) == (200, {"results": [refused], "warnings": []})
     assert shared.snapshot() == before

@@ -35,6 +35,7 @@ from gpuherd.listing_reader import encoded, let_go
 from gpuherd.service import Service
 from gpuherd.service_jobs import VERBS
 from gpuherd.store_rows import LARGEST, JobFilter
+from gpuherd.submission_folders import refuse_own_folders
 from gpuherd.wire import ActionResult
 from gpuherd.wire_requests import (
     EditRequest,
@@ -66,6 +67,7 @@ async def submit(request: Request, body: SubmitRequest) -> dict[str, Any]:
     Each job gets the git commit of its working directory, if any (job_commits.py)."""
     service = _service(request)
     items = body.items()
+    refuse_own_folders(items, service.home)  # (a file, a link, another job's folder)
     fill = await job_commits.note_commits(items)  # (off the loop: git status on a thread)
     submitted = job_commits.submit(service, items, fill)  # (and those git has yet to answer for)
     return {

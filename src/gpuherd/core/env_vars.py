@@ -10,10 +10,16 @@ MAX_VARIABLE_BYTES = MAX_COMMAND_BYTES
 NUL, as it caps an argument: a larger one failed only when the job started."""
 
 
+def is_variable_name(name: str) -> bool:
+    """A name a shell can read (letters, digits and _, not starting with a digit): one that
+    is not, `/bin/sh` drops from the environment it passes on."""
+    return bool(name) and name.replace("_", "a").isalnum() and not name[0].isdigit()
+
+
 def check_variable(name: str, value: str) -> None:
     """ValueError saying what is wrong with NAME=VALUE as a job's variable: a name a shell can
-    read (letters, digits and _, not starting with a digit), and at most 128 KiB."""
-    if not name or not name.replace("_", "a").isalnum() or name[0].isdigit():
+    read (is_variable_name), and at most 128 KiB."""
+    if not is_variable_name(name):
         raise ValueError(
             f"{name!r} is not an environment variable name: use letters, digits and _, not"
             " starting with a digit (e.g. SEED)"
