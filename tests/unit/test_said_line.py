@@ -45,3 +45,16 @@ def test_a_filter_holding_a_nul_byte_is_refused(value: str) -> None:
 def test_a_filter_that_can_match_is_taken() -> None:
     assert empty_filter("name", "resnet-*", "--name", "leave --name out") is None
     assert empty_filter("name", None, "--name", "leave --name out") is None
+
+
+@pytest.mark.parametrize("separator", ["\u2028", "\u2029"])
+def test_a_line_separator_breaks_no_line_that_gpuherd_prints(separator: str) -> None:
+    """U+2028 and U+2029 are line breaks to a terminal or an editor: an error quoting a name
+    that held one (refused since, but stored by an older gpuherd), a table cell or a shell
+    word printed it raw, and the line went on, unprefixed, on the next."""
+    from gpuherd.core.text import clean, shell_word
+
+    escaped = repr(separator)[1:-1]
+    assert prefixed("error", f"name a{separator}b").endswith(f": error: name a{escaped}b")
+    assert clean(f"a{separator}b") == "a b"
+    assert shell_word(f"a{separator}b") == f"$'a{escaped}b'"

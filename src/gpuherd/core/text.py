@@ -19,7 +19,10 @@ NEWLINE = "⏎"
 BIDI_CONTROLS = [0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
 """Characters that reorder the text around them: "rtl", U+202E, "evil" reads "rtllive"."""
 _BIDI = {code: f"<U+{code:04X}>" for code in BIDI_CONTROLS}
-_TO_SPACE = {code: " " for code in [*range(0x20), *range(0x7F, 0xA0)]} | _BIDI
+_SEPARATORS = (0x2028, 0x2029)
+"""Unicode's line and paragraph separators: line breaks to a terminal or an editor, though no
+control character (a name holding one is refused: submission_text.control_in)."""
+_TO_SPACE = {code: " " for code in [*range(0x20), *range(0x7F, 0xA0), *_SEPARATORS]} | _BIDI
 
 # CSI (colours, cursor moves), OSC (titles, hyperlinks; ended by BEL or ST, or by the end of
 # the text) and any other ESC + one character.
@@ -64,7 +67,7 @@ def _breaks_shown(text: str) -> str:
 
 
 _ESCAPED_CONTROLS = {
-    code: repr(chr(code))[1:-1] for code in [*range(0x20), *range(0x7F, 0xA0)]
+    code: repr(chr(code))[1:-1] for code in [*range(0x20), *range(0x7F, 0xA0), *_SEPARATORS]
 } | _BIDI
 """Control characters as Python's repr shows them (`\\x1b`, `\\t`, `\\x85`), bidi controls as
 `<U+202E>`."""
@@ -102,7 +105,7 @@ def visible_command(command: str) -> str:
 
 
 _NOT_ONE_LINE = re.compile(
-    r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\udc80-\udcff]"
+    r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\udc80-\udcff]"
 )
 """What a shell word cannot show as it is on one line: controls (a newline), bidi controls,
 and the bytes of a path that are not UTF-8 (os.fsdecode's surrogates)."""
