@@ -186,15 +186,20 @@ def test_the_restore_steps_of_backup_help_work_as_written_after_a_clean_stop(
 
 
 def _commands() -> Iterator[tuple[str, click.Command]]:
+    # Each context with its command's settings, as click makes them: click keeps the help
+    # option of the first context that asks for it, and one made without `-h` in
+    # help_option_names left the real `gpuherd --help` showing `--help` alone (a test
+    # comparing it with the commands' own help failed after this one, in one worker).
     def walk(command: click.Command, ctx: click.Context) -> Iterator[tuple[str, click.Command]]:
         yield ctx.command_path, command
         if isinstance(command, click.Group):
             for name in command.list_commands(ctx):
                 sub = command.get_command(ctx, name)
                 assert sub is not None
-                yield from walk(sub, click.Context(sub, parent=ctx, info_name=name))
+                settings = sub.context_settings
+                yield from walk(sub, click.Context(sub, parent=ctx, info_name=name, **settings))
 
-    yield from walk(cli, click.Context(cli, info_name="gpuherd"))
+    yield from walk(cli, click.Context(cli, info_name="gpuherd", **cli.context_settings))
 
 
 def test_every_option_has_help_text() -> None:

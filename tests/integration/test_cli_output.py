@@ -183,7 +183,9 @@ def test_ls_picks_jobs_by_sweep_and_by_name_for_the_verbs(daemon: Herd) -> None:
     table = daemon.cli("ls", "--name", "resnet-?").stdout
     assert "resnet-a" in table and "resnet-b" in table and "lr" not in table
     assert [j["id"] for j in daemon.json("ls", "--all", "--sweep", "lr")] == swept
-    assert daemon.cli("ls", "--sweep", "none-such").stdout == "no jobs match\n"
+    typo = daemon.cli("ls", "--sweep", "none-such", check=False)  # (said as wait --sweep says)
+    assert (typo.returncode, typo.stdout) == (1, "")
+    assert typo.stderr.startswith("gpuherd: error: no sweep named 'none-such'")
     killed = daemon.cli("kill", *daemon.cli("ls", "-q", "--sweep", "lr").stdout.split())
     assert killed.stdout == f"jobs {swept[0]}-{swept[-1]}: cancelled\n"
     assert {j["state"] for j in daemon.ls_all() if j["id"] not in swept} == {"queued"}
