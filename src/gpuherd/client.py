@@ -329,11 +329,11 @@ class Client:
             holder = lock_holder(self.home)
         if holder is not None:
             raise DaemonError(socket_gone(self.home, holder, self.socket_path))
-        from gpuherd.start_hint import not_running  # (the error path alone reads the home)
+        # (A lock let go as we looked: stopped meanwhile. A restart under way: waited for.)
+        from gpuherd.client_restart import after_restart  # (the error path alone)
 
-        # (One that held the lock as we looked let go of it since: it stopped meanwhile, which
-        # a restart joins rather than say that none ran.)
-        raise (NotRunning if seen is None else StoppedMeanwhile)(not_running(self.home))
+        none = NotRunning if seen is None else StoppedMeanwhile
+        return after_restart(self.home, lambda: self._reach(timeout), none, self.waits_for_socket)
 
     def _reach(self, timeout: float | None) -> socket.socket:
         """A socket connected to the daemon's, where the home's note says it is when it is

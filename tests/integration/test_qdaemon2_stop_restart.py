@@ -279,6 +279,18 @@ def test_a_restart_kill_that_a_plain_restart_beat_says_how_to_kill_the_jobs_now(
     assert daemon.job(job)["state"] == "running"
 
 
+START_AS_A_RESTART = """
+import sys
+from pathlib import Path
+from gpuherd.cli.main import main
+from gpuherd.restart_marker import restart_under_way
+
+with restart_under_way(Path(sys.argv[1])):
+    main(["daemon", "start", *sys.argv[2:]])
+"""
+"""`gpuherd daemon start ARGS` in the home $1, made by a process that keeps a restart's note."""
+
+
 def test_a_restart_between_another_restarts_stop_and_start_joins_that_restart(
     herd: Herd,
 ) -> None:
@@ -296,7 +308,16 @@ def test_a_restart_between_another_restarts_stop_and_start_joins_that_restart(
         said = bytearray()
         lines = [read_line(joining.stdout.fileno(), said) for _ in range(2)]
         assert lines == [b"stopping (another call was stopping it already)", b"daemon stopped"]
-        herd.start("--fake-gpus", "1")  # the other restart's start
+        # The other restart's start, made as a restart makes it: by the process that keeps
+        # a restart's note (a `daemon start` of another process waits for the restarts
+        # under way, this one's too: client_restart.py).
+        subprocess.run(
+            [sys.executable, "-c", START_AS_A_RESTART, str(herd.home), "--fake-gpus", "1"],
+            env=herd.env,
+            check=True,
+            capture_output=True,
+            timeout=60,
+        )
         out, err = joining.communicate(timeout=30)
     finally:
         other.kill()

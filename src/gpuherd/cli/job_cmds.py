@@ -187,16 +187,10 @@ def submit(
     answer = client.post("/jobs", {"jobs": jobs, "env": paths.submitter_env()})
     ids = answer["ids"]
     warn_submitted(commands, base, lambda: gpus_had(client))
-    if answer.get("draining"):
-        click.echo(
-            prefixed(
-                "warning",
-                "the daemon is stopping (daemon stop --drain): "
-                f"{'this job starts' if len(ids) == 1 else 'these jobs start'} after the next "
-                f"`{typed_name()} daemon start`",
-            ),
-            err=True,
-        )
+    if answer.get("draining"):  # (a stop of any kind: which one is said)
+        from gpuherd.cli.stopping_note import stopping_warning  # (a stopping daemon's alone)
+
+        click.echo(stopping_warning(client, len(ids)), err=True)
     # Stored, then cancelled at once, as a job they wait for already ended badly: exit 0 all
     # the same (the ids are printed and are jobs), as when it ends so a moment later.
     for warning in answer.get("warnings", ()):
