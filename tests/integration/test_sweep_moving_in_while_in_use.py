@@ -45,20 +45,8 @@ def test_moving_in_is_said_while_the_other_sweeps_points_wait(
         shared,
         "--hold",
     )
-    answer, stderr = submit(
-        daemon,
-        work,
-        "echo two {x}",
-        "-p",
-        "x",
-        "1",
-        "2",
-        "3",
-        "--name",
-        "two",
-        "--results-dir",
-        shared,
-    )
+    two = ["echo two {x}", "-p", "x", "1", "2", "3", "--name", "two", "--results-dir", shared]
+    answer, stderr = submit(daemon, work, *two)
     assert answer["skipped_active"] == 2
     assert stderr == [
         f"gpuherd: warning: sweep 'one' keeps its results in {shared} too: a point of the same"
@@ -72,19 +60,6 @@ def test_moving_in_is_said_while_the_other_sweeps_points_wait(
     ended(daemon, "one", ["succeeded", "succeeded"])
     # x=1 and x=2 are done by one's jobs, in the folders both share: as the warning said.
     ended(daemon, "two", ["done", "done", "succeeded"])
-    again, stderr = submit(
-        daemon,
-        work,
-        "echo two {x}",
-        "-p",
-        "x",
-        "1",
-        "2",
-        "3",
-        "--name",
-        "two",
-        "--results-dir",
-        shared,
-    )
+    again, stderr = submit(daemon, work, *two)
     assert again["skipped_done"] == 3
     assert not any("keeps its results" in line for line in stderr)  # said once
