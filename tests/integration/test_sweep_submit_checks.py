@@ -223,7 +223,8 @@ def test_a_shell_variable_in_a_template_is_refused_saying_how_to_write_it(
             herd.sweep(template, {"lr": [0.1]}, cwd=work, dry_run=dry_run)
         assert str(said_by_python.value) == said
     done = daemon.cli("sweep", template, "-p", "lr", "0.1", check=False, cwd=work)
-    assert (done.returncode, done.stderr) == (1, f"gpuherd: error: {said}\n")
+    help_tail = " (see gpuherd sweep --help)"  # (a template typed: a mistake of the command line)
+    assert (done.returncode, done.stderr) == (2, f"gpuherd: error: {said}{help_tail}\n")
     spec = {"name": "shell", "command": template, "grids": [{"lr": [0.1]}]}
     with pytest.raises(InvalidValue) as refused:
         daemon.client.post("/sweeps", {"spec": spec, "cwd": str(work)})

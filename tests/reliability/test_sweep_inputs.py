@@ -33,8 +33,9 @@ def sweep(cwd: Path, *args: str, env: dict[str, str] | None = None) -> Any:
     return forks.gpuherd(["sweep", *args], env=env, cwd=cwd, input=None, timeout=60)
 
 
-def one_error_line(done: Any) -> str:
-    assert done.returncode == 1, (done.returncode, done.stdout, done.stderr)
+def one_error_line(done: Any, status: int = 1) -> str:
+    """The one error line of a refusal: of a file, exit 1; of the command line, exit 2."""
+    assert done.returncode == status, (done.returncode, done.stdout, done.stderr)
     lines = done.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("gpuherd: error: "), done.stderr
     assert "Traceback" not in done.stderr
@@ -142,8 +143,9 @@ def test_placeholders_missing_unused_or_too_clever(
     tmp_path: Path, template: str, params: list[str], expected: str
 ) -> None:
     done = sweep(tmp_path, template, "-p", *params, "--dry-run")
-    if expected == "refused":
-        line = one_error_line(done)
+    if expected == "refused":  # (a template typed: a mistake of the command line, exit 2)
+        line = one_error_line(done, 2)
+        assert line.endswith(" (see gpuherd sweep --help)"), line
         assert "placeholder" in line or "format" in line or "brace" in line, line
     elif expected == "warning":
         assert done.returncode == 0, done.stderr

@@ -256,10 +256,11 @@ def build(
             changes["shuffle"] = True
         spec = replace(spec, **changes)
     except SweepError as exc:
-        # An empty template (`sweep "$TEMPLATE"`, unset) is a mistake of the command line,
-        # exit 2, as submit's empty command; a file's empty `command` is the file's, exit 1.
-        empty = loaded is None and not source.strip()
-        raise (click.UsageError if empty else HerdError)(f"invalid sweep: {exc}") from None
+        # What is refused here was typed: the template, -p, --name, --results-dir, --samples,
+        # --seed (a file's own values are load_sweep's, refused above, exit 1): a mistake of
+        # the command line, exit 2, as an option's bad value (`--name a/b`, `{y}` with -p x
+        # alone exited 1, as the daemon's refusal of a job it cannot take).
+        raise click.UsageError(f"invalid sweep: {exc}") from None
     if loaded is not None:
         _check_file_points(loaded, spec, changes)
     reject_reserved_names("", dict(opts["env_pairs"]))  # (as the daemon does: for --dry-run)

@@ -193,7 +193,7 @@ def _check_name_and_folder(spec: SweepSpec) -> None:
     if not is_sweep_name(spec.name):
         raise SweepError(
             f"name: {spec.name!r} must not be . or .., nor hold '/', control characters or "
-            "outer spaces",
+            "outer spaces: name it with '-' or '_' in their place (lr-sweep)",
             ("name",),
         )
     if not spec.results_dir:  # (`results_dir=""`, a script's unset $DIR: it was the default)
