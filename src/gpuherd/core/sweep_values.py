@@ -92,10 +92,20 @@ def _key_refusal(loc: tuple[str | int, ...], key: Any) -> SweepError:
     boolean key on as text (`{1: a}` reached the command and params.json as {"1": "a"},
     `{1: a, "1": b}` as one of them) without a word, and cannot carry a date or a list."""
     kind = _KEY_KINDS.get(type(key)) or _kind(key)
+    # A parameter's name (grid's, random's, fixed's own keys) of digits alone is refused
+    # quoted too (sweep_names.check_key: `{0}` is a position): one step, not two.
+    named = isinstance(key, int) and not isinstance(key, bool) and _names_parameters(loc)
+    fix = f"name the parameter, e.g. p{key}" if named else "quote it to keep it as text"
     return SweepError(
-        f"{_where(loc)}key {_shown(key)} is {kind}, not text: a mapping's keys must be text;"
-        " quote it to keep it as text",
+        f"{_where(loc)}key {_shown(key)} is {kind}, not text: a mapping's keys must be text; {fix}",
         (*loc, str(key)),
+    )
+
+
+def _names_parameters(loc: tuple[str | int, ...]) -> bool:
+    """Whether the mapping at `loc` is one whose keys are parameters' names."""
+    return loc[:1] in (("grid",), ("random",), ("fixed",)) and all(
+        isinstance(step, int) for step in loc[1:]
     )
 
 
