@@ -4,6 +4,7 @@ its results table (`Herd.sweep()` and a task's `sweep()` answer one; pyapi.py)."
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from gpuherd.cli.job_refs import filtered
+from gpuherd.core.metrics_unread import unread_line
 from gpuherd.core.states import FINISHED_STATES
 from gpuherd.core.sweep import is_sweep_name, no_such_sweep
 from gpuherd.core.sweep_env import worded_for_file, worded_for_python
@@ -209,6 +211,8 @@ class Sweep:
         rows = list(self.status(sort, state, limit)["rows"])
         for row in rows:  # NaN and the infinities travel as text (JSON has no such numbers)
             row["metrics"] = {k: non_finite(v) for k, v in row["metrics"].items()}
+        if said := unread_line(rows, "each row's metrics_error says why"):  # (else: {}, unsaid)
+            warnings.warn(said, UserWarning, stacklevel=2)
         return rows
 
     def wait(self, timeout: float | None = None) -> bool:

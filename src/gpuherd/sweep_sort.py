@@ -107,7 +107,7 @@ def sort_rows(
         metrics = (
             f"use a metric ({', '.join(keys['metric'])}),"
             if metric_keys
-            else "no point's metrics.json holds a metric yet; use"
+            else f"{_none_read(rows)}; use"
         )
         raise InvalidValue(
             f"cannot sort by {name!r}: {metrics} a parameter ({', '.join(keys['param']) or 'none'})"
@@ -124,6 +124,17 @@ def sort_rows(
 
 
 _NAN = (2, "")
+
+
+def _none_read(rows: Sequence[dict[str, Any]]) -> str:
+    """Why no metric sorts: none written yet, or those written not read (too large, not
+    JSON: said as `sweep status` says it), where "no point's metrics.json holds a metric"
+    sent the user to look at files that held them."""
+    unread = [row["metrics_error"] for row in rows if row.get("metrics_error")]
+    if not unread:
+        return "no point's metrics.json holds a metric yet"
+    points = "1 point's" if len(unread) == 1 else f"{len(unread):,} points'"
+    return f"no metric was read: {points} metrics.json could not be ({unread[0]})"
 
 
 def _value(row: dict[str, Any], source: str, name: str) -> Any:

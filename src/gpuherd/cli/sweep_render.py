@@ -12,6 +12,7 @@ import shlex
 from typing import Any
 
 from gpuherd.cli import plain, render
+from gpuherd.core.metrics_unread import unread_line
 from gpuherd.core.sweep_names import sweep_option, value_text
 from gpuherd.core.sweep_values import metric_text
 from gpuherd.core.units import format_duration, format_size, plural
@@ -111,15 +112,7 @@ def status_table(table: dict[str, Any], term: plain.Terminal | None = None) -> N
                 " and markers went with it, so submitting the sweep again runs them all again"
             )
         )
-    unread = [row["metrics_error"] for row in rows if row.get("metrics_error")]
-    if unread:  # else the columns are just empty, with no reason given
-        # ("(and 5 more)" said neither more what, nor where they were named)
-        said = f"metrics not read: {unread[0]}"
-        if len(unread) > 1:
-            said = (
-                f"metrics not read for {len(unread):,} points (--json gives each its"
-                f" metrics_error); the first: {unread[0]}"
-            )
+    if said := unread_line(rows, "--json gives each its metrics_error"):
         lines.append(plain.clean(said))
     lines += _other_commands(table["name"], rows)
     lines += [plain.clean(line) for line in table.get("warnings", [])]  # (none: older daemon)
