@@ -237,16 +237,16 @@ def _point_row(
 
 
 def _run_over(run_dir: str, job: _Run) -> bool:
-    """Whether the point's folder holds a later run than its latest job in the queue: a
-    resubmission moved that job's run to previous-runs/<n>/, and its own job was removed
-    since (`gpuherd clean --state succeeded`). Told by the folder's marker disagreeing with
-    how the job ended (one or two lookups, of ended points only). The point was judged by
-    the older job: `failed` beside the rerun's metrics, `sweep wait` exiting 1, where its
-    next submission skipped it as done."""
-    if job.state in _ACTIVE or job.ended_unstarted:
+    """Whether the point's folder holds a later run's success than its latest job in the
+    queue, one that did not succeed: a resubmission moved that job's run to
+    previous-runs/<n>/, and its own job was removed since (`gpuherd clean --state
+    succeeded`). The point was judged by the older job: `failed` beside the rerun's metrics,
+    `sweep wait` exiting 1, where its next submission skipped it as done. One or two lookups
+    of the points whose job ended without success alone (`sweep ls` reads every sweep's
+    table: a succeeded job's folder is not looked into)."""
+    if job.state == JobState.SUCCEEDED or job.state in _ACTIVE or job.ended_unstarted:
         return False
-    said = marker(run_dir)
-    return said != "missing" and (said == "done") != (job.state == JobState.SUCCEEDED)
+    return marker(run_dir) == "done"
 
 
 def _last_run(run_dir: str) -> tuple[str, str]:
