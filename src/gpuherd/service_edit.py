@@ -28,12 +28,8 @@ from gpuherd.errors import Conflict, HerdError, InvalidValue
 from gpuherd.executors.base import NO_USER_FILES
 from gpuherd.service_jobs import JobVerbs
 from gpuherd.service_reasons import refusals
-from gpuherd.submission import (
-    check_cwd,
-    check_spec,
-    output_file,
-    unknown_jobs,
-)
+from gpuherd.submission import check_spec, output_file, unknown_jobs
+from gpuherd.submission_folders import check_cwd
 from gpuherd.submission_text import (
     check_given,
     reject_bad_names,

@@ -20,7 +20,7 @@ from gpuherd.core.when import BEGIN_RANGE, LATEST
 from gpuherd.errors import InvalidValue, NotFound
 from gpuherd.host_memory import host_memory_total
 from gpuherd.output_paths import absolute, output_problem, shown
-from gpuherd.submission_folders import check_cwd as check_cwd  # (callers import it here)
+from gpuherd.submission_folders import check_cwd
 from gpuherd.submission_text import (
     blank,
     check_given,

@@ -20,7 +20,7 @@ from gpuherd.core.sweep_fixed import overridden_fixed, unused_fixed
 from gpuherd.core.sweep_values import alike_values, check_finite
 from gpuherd.core.units import first_named, plural
 from gpuherd.errors import InvalidValue
-from gpuherd.submission import check_cwd
+from gpuherd.submission_folders import check_cwd
 from gpuherd.sweep_checks import changed_values, missing_scripts
 from gpuherd.sweep_files import marker, moved_run, points_there
 from gpuherd.sweep_specs import expand_points
