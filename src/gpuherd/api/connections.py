@@ -44,6 +44,9 @@ answer before (`request_deadline`). A client of the daemon sends its request at 
 browsers within a few seconds."""
 MOST_CONNECTIONS = 1024
 """The cap per listener, for a large fd limit; `connection_cap` lowers it under a small one."""
+SILENT_AT_STOP = 2.0
+"""Seconds a stopping server waits for the request of a connection that has sent none yet
+(`GuardedH11.shutdown`)."""
 NOTE_EVERY = 60.0
 """Seconds between two log lines of one kind (a count of what happened between them)."""
 
@@ -148,6 +151,33 @@ class GuardedH11(H11Protocol):
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
         self._busy_or_idle()
+        if self._stopping and self._asked():
+            self.cycle.keep_alive = False  # (answered, then closed: the server stops)
+
+    _stopping = False
+
+    def shutdown(self) -> None:
+        """A stopping server's word to each connection. uvicorn closes one with no request
+        under way, but one on the Unix socket that has sent no request yet was made just
+        before the stop, by a client that sends its request at once (the CLI, the Python
+        API): closed, it lost its request, unable to tell whether it was done. It is
+        answered, then closed (SILENT_AT_STOP at most for its request to come, as long as
+        uvicorn waits for connections to close). Over TCP a browser opens connections ahead
+        of its requests: those would hold every stop that long."""
+        if self._asked() or self.transport.is_closing() or self.client is not None:
+            super().shutdown()
+            return
+        self._stopping = True
+        asyncio.get_running_loop().call_later(SILENT_AT_STOP, self._close_if_silent)
+
+    def _close_if_silent(self) -> None:
+        if not self._asked() and not self.transport.is_closing():
+            super().shutdown()
+
+    def _asked(self) -> bool:
+        """A request has come on this connection (uvicorn's `cycle` is None until then)."""
+        cycle: Any = self.cycle
+        return cycle is not None
 
     def on_response_complete(self) -> None:
         super().on_response_complete()  # (may start a request that came behind this one)
