@@ -167,8 +167,12 @@ def job_view(
     write, until a migration clears them: only the hold events tell a held run's apart.)
     Nor has a waiting job a run's start, end or outcome: a retry waiting its --retry-delay
     kept its failed attempt's, as if that were how the job runs or ended (a `retry` by hand
-    clears them in the store; the attempts keep theirs)."""
+    clears them in the store; the attempts keep theirs). A job cancelled (only a waiting one
+    is) never ran as that job either: no pid, as no start (the cancel clears started_at);
+    one cancelled while it waited out its --retry-delay showed its failed attempt's pid, a
+    process long gone whose number the system may have given to another."""
     waiting = job.state in WAITING_STATES and not for_a_run
+    never_ran = waiting or job.state is JobState.CANCELLED
     return {
         "id": job.id,
         "name": job.spec.name,
@@ -182,7 +186,7 @@ def job_view(
         "ram": job.spec.ram,
         "peak_mem": peak_mem,
         "over_mem": over_mem(job.spec.mem, peak_mem),
-        "pid": None if waiting else job.pid,
+        "pid": None if never_ran else job.pid,
         "attempt": job.attempt,
         "retries": job.spec.retries,
         "retries_left": retries_to_come(job),

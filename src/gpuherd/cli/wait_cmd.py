@@ -219,17 +219,22 @@ def _filter_words(match: dict[str, str | None], typed: bool = True) -> str:
 
 
 def _held_notes(client: Client, named: list[int]) -> list[str]:
-    """What the wait for these held jobs waits for: a release, or, for a job held for a run
-    that a restored herd.db did not know (docs/reliability.md, section 24), that run's end,
-    which decides the job. A release of such a job runs it again beside its run: the note of
-    a plain hold advised one."""
+    """What the wait for these held jobs waits for: a release, or their --begin time (said as
+    `submit --begin ... --wait` says it: a job that starts by itself was said to wait for a
+    release, as if it never would without one), or, for a job held for a run that a restored
+    herd.db did not know (docs/reliability.md, section 24), that run's end, which decides the
+    job. A release of such a job runs it again beside its run: the note of a plain hold
+    advised one."""
     listed = client.get("/jobs", state=["held"])["jobs"]
     # `held: attempt 1 runs unwatched (pid 4242), ...` (service_reasons._held_reason)
     runs = {
         j["id"]: j["reason"] for j in listed if str(j.get("reason")).startswith("held: attempt")
     }
-    released = [i for i in named if i not in runs]
-    notes = [held_note(released)] if released else []
+    begins = {j["id"]: j.get("begin") for j in listed}
+    by_begin: dict[float | None, list[int]] = {}  # (jobs of one `submit --file`: one note)
+    for job_id in (i for i in named if i not in runs):
+        by_begin.setdefault(begins.get(job_id), []).append(job_id)
+    notes = [held_note(ids, begin) for begin, ids in by_begin.items()]
     for job_id in (i for i in named if i in runs):
         notes.append(
             prefixed(
