@@ -5,6 +5,7 @@ wrong when it is not JSON: where the parser stopped, in words, rather than Pytho
 from __future__ import annotations
 
 import json
+import re
 import sys
 from typing import Any
 
@@ -33,12 +34,17 @@ class PastParser(NotJson):
 
 class NotText(NotJson):
     """A file that is not UTF-8 text (nor UTF-16 or 32, which JSON may be in): binary data,
-    or text in another encoding."""
+    or text in another encoding; or text holding a lone surrogate (LONE_SURROGATE)."""
 
 
 def parse_json(data: bytes | str) -> Any:
     """The value `data` holds; raises NotText, PastParser or NotJson."""
     try:
+        # As json.loads decodes bytes (UTF-8, or UTF-16 or 32 as its first bytes say), with
+        # "surrogatepass": the UTF-8 bytes of a surrogate are one too. Decoded here, the text
+        # is looked through for them below.
+        if isinstance(data, bytes):
+            data = data.decode(json.detect_encoding(data), "surrogatepass")
         value = json.loads(data)
     except RecursionError:  # (before, it went through every caller: `internal error`)
         raise PastParser(TOO_DEEP) from None
@@ -50,7 +56,24 @@ def parse_json(data: bytes | str) -> Any:
         raise _not_json(exc) from None
     if _nests(data) and _too_deep(value):
         raise PastParser(TOO_DEEP)
+    if _MAY_HOLD_SURROGATE.search(data) and (lone := _lone_surrogate(value)) is not None:
+        raise NotText(LONE_SURROGATE.format(f"\\u{ord(lone):04x}"))
     return value
+
+
+LONE_SURROGATE = (
+    "holds {}, a lone surrogate (half of a UTF-16 pair), which is no character; write its "
+    "text as UTF-8"
+)
+"""Why a text holding a lone surrogate, which JSON's `\\udc80` escape gives (as json.dumps
+writes a name Python decoded with "surrogateescape"), is refused: valid JSON, but no UTF-8
+encodes it, so no answer of the daemon holding it could be written. One in a point's
+metrics.json failed every view of its whole sweep (`internal error
+(PydanticSerializationError ...)`)."""
+_MAY_HOLD_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]|[\ud800-\udfff]")
+"""A surrogate's escape (or one of a valid pair), or a surrogate itself: most text holds
+neither, and its value is not walked."""
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 TOO_DEEP = (
@@ -92,6 +115,23 @@ def _too_deep(value: Any) -> bool:
         if not level:
             return False
     return any(isinstance(held, list | dict) for held in level)
+
+
+def _lone_surrogate(value: Any) -> str | None:
+    """A lone surrogate one of `value`'s texts holds (a key or a value), else None; walked
+    with a list, not by recursion (as _too_deep)."""
+    left = [value]
+    while left:
+        held = left.pop()
+        if isinstance(held, str):
+            if found := _SURROGATE.search(held):
+                return found.group()
+        elif isinstance(held, dict):
+            left += held
+            left += held.values()
+        elif isinstance(held, list):
+            left += held
+    return None
 
 
 def _not_json(exc: ValueError) -> NotJson:

@@ -125,6 +125,50 @@ def _json_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return data
 
 
+_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def _second_key(text: str) -> int | None:
+    """Where in `text`, JSON that holds a key twice in one object, the key _json_object
+    refused is given again: the first repeated in the first object to close, as json.loads
+    calls the hook (an inner object before the one holding it). Walked with a list of the
+    objects and arrays open, not by recursion; each key and plain value read by json itself
+    (a key written with escapes, `"\\u0078"`, is the `x` it is to the hook too)."""
+    read = json.JSONDecoder().raw_decode
+    open_: list[tuple[set[str], list[int]] | None] = []  # an object's keys and repeats
+    key_next = False
+    at = _skip_space(text, 0)
+    while at < len(text):
+        char = text[at]
+        if char in "{[":
+            open_.append((set(), []) if char == "{" else None)
+            key_next, at = char == "{", at + 1
+        elif char in "}]":
+            closed = open_.pop() if open_ else None
+            if closed is not None and closed[1]:
+                return closed[1][0]
+            at += 1
+        elif char in ",:":
+            key_next, at = char == "," and bool(open_) and open_[-1] is not None, at + 1
+        else:
+            try:
+                value, end = read(text, at)
+            except ValueError:  # (not the JSON json.loads read: not looked for further)
+                return None
+            if key_next and open_ and (keys := open_[-1]) is not None:
+                if value in keys[0]:
+                    keys[1].append(at)
+                keys[0].add(value)
+            key_next, at = False, end
+        at = _skip_space(text, at)
+    return None
+
+
+def _skip_space(text: str, at: int) -> int:
+    found = _SPACE.match(text, at)
+    return found.end() if found else at
+
+
 def _suffix(text: str, path: str) -> str:
     """The file's suffix; SweepFileError for a file of another type, or too large."""
     suffix = Path(path).suffix.lower()
@@ -161,8 +205,10 @@ def parse_text(text: str, path: str) -> Any:
         raise SweepFileError(_toml_problem(path, exc)) from None
     except json.JSONDecodeError as exc:
         raise SweepFileError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from None
-    except _DuplicateJSON as exc:  # the hook is not told where the object is
-        raise SweepFileError(f"{path}: {exc}") from None
+    except _DuplicateJSON as exc:  # (the hook is not told where the object is: looked for)
+        at = _second_key(text)
+        line = "" if at is None else ":" + str(text.count("\n", 0, at) + 1)
+        raise SweepFileError(f"{path}{line}: {exc}") from None
     except RecursionError:  # tomllib and json recurse once a level
         raise SweepFileError(f"{path}: {TOO_DEEP}") from None
     except ValueError as exc:  # a YAML date 2024-13-45, a number of 5000 digits

@@ -234,6 +234,8 @@ class Task(Generic[P, R]):
             else:
                 grid[key] = value  # make_spec says that a parameter takes a list
         check_sweep_own(sweep_args, given, results_dir)  # (herd.sweep's words: `name=5`)
+        # A range is its values, as herd.sweep takes it (params_text refused it as one value).
+        grid = {key: list(v) if isinstance(v, range) else v for key, v in grid.items()}
         self._check_call(dict.fromkeys([*grid, *(sweep_args.get("fixed") or {})]), "sweep")
         for key, values in [*grid.items(), *(sweep_args.get("fixed") or {}).items()]:
             params_text({key: values}, self.fn.__name__)  # (a Path, a set: named, as submit's)

@@ -24,6 +24,7 @@ from gpuherd.core.sweep import (
     count,
     expand,
     size_refusal,
+    spec_to_dict,
     unused_params,
 )
 from gpuherd.core.sweep_env import env_placeholders, worded_for_file
@@ -32,6 +33,7 @@ from gpuherd.core.units import plural
 from gpuherd.errors import HerdError
 from gpuherd.program_hints import sweep_program_hints
 from gpuherd.script_files import missing_script_hints
+from gpuherd.submission_text import reject_not_utf8_in
 
 
 @dataclass
@@ -58,6 +60,9 @@ def dry_run(spec: SweepSpec, cwd: str, yes: bool, said: DryRun) -> None:
     """Expand here (no daemon): the commands on stdout, one a line, the rest on stderr; or
     with --json, what a submission's JSON says, `ids` empty, and the `commands`."""
     check_size(spec, yes, "pass --yes to list them all")
+    # Bytes that are not UTF-8 refused as the daemon refuses them: expanded here, their
+    # points' folder names failed to hash them (a traceback).
+    reject_not_utf8_in("sweep: ", spec_to_dict(spec))
     results = os.path.normpath(os.path.join(cwd, os.path.expanduser(spec.results_path)))
     seed, recorded = spec.seed, False
     if spec.needs_seed and seed is None:  # as the daemon draws: with the sweep's own seed
