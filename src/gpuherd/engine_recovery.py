@@ -147,14 +147,15 @@ def _say_ended_unwatched(engine: Engine, job: Job, seen: Observed, now: float) -
     if attempt.outcome is None or after is None:
         return
     which = f"job {job.id} attempt {job.attempt}" + (f" (pid {seen.pid})" if seen.pid else "")
-    ray = _ran_on_ray(str(engine.layout.attempt_dir(job, job.attempt)))
+    folder = str(engine.layout.attempt_dir(job, job.attempt))
+    ray = _ran_on_ray(folder)
     again = after.state is JobState.QUEUED
     why = "gpuherd retry" if job.stop is not None and job.stop.requeue else "--retries"
     if attempt.outcome.kind is OutcomeKind.LOST:
         log.warning(
             "%s is gone, with no exit status recorded (%s): %s",
             which,
-            _how_lost(job, seen, attempt.ended_at, now, ray),
+            _how_lost(job, seen, attempt.ended_at, now, ray, folder),
             f"lost, queued again ({why})" if again else "the job is lost",
         )
         return
@@ -164,14 +165,20 @@ def _say_ended_unwatched(engine: Engine, job: Job, seen: Observed, now: float) -
     log.info("%s ended at %s while no daemon watched it (%s): %s", which, ended, outcome, state)
 
 
-def _how_lost(job: Job, seen: Observed, ended_at: float | None, now: float, ray: bool) -> str:
+def _how_lost(
+    job: Job, seen: Observed, ended_at: float | None, now: float, ray: bool, folder: str
+) -> str:
     """Why an attempt left no exit status, and when it ended as best known (lost_end): its
     shell had no chance to write one (the job's processes were SIGKILLed, or the machine
-    restarted) while no daemon was its parent to see it. Of one that ran on a Ray cluster
-    (`ray`), nothing is known but that it is gone: it may have ended any way there."""
+    restarted) while no daemon was its parent to see it; or the attempt's `folder`, where
+    its shell writes it, was deleted (said as a SIGKILL, the user looked for a killer that
+    never was). Of one that ran on a Ray cluster (`ray`), nothing is known but that it is
+    gone: it may have ended any way there."""
     booted, started = seen.booted, job.started_at
     if ray:
         how = "it ran on a Ray cluster, where no daemon saw how it ended"
+    elif not os.path.isdir(folder):
+        how = f"its folder {folder} was deleted, and how it ended with it"
     elif booted is None:  # (this machine's boot could not be read)
         how = "killed with SIGKILL, or the machine restarted, while no daemon watched it"
     elif started is not None and started < booted:

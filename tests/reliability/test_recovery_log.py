@@ -5,6 +5,7 @@ re-attached to: a job lost to a `kill -9` or a reboot while no daemon ran left n
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 from pathlib import Path
 
@@ -57,3 +58,24 @@ def test_the_daemon_log_says_what_ended_while_no_daemon_watched(daemon: Herd, wo
         f"job {retried} attempt 1 (pid {pids[retried]}) is gone, with no exit status recorded "
         f"{gone}"
     ) in lines[retried] and lines[retried].endswith("): lost, queued again (--retries)")
+
+
+def test_a_job_whose_folder_was_deleted_is_not_said_killed(daemon: Herd, work: Path) -> None:
+    """Its folder (with the shell's record of its exit) deleted while it ran, a job that then
+    ended while no daemon ran is lost, and the log says why: it said "killed with SIGKILL",
+    and the user looked for a killer that never was."""
+    go = work / "go"
+    job = daemon.submit("--cwd", str(work), "--", f"while [ ! -e {go} ]; do sleep 0.02; done")
+    pid = int(wait_for(lambda: daemon.job(job)["pid"], what="the job's pid"))
+    folder = daemon.home / "jobs" / str(job)
+    daemon.kill9()
+    shutil.rmtree(folder)
+    go.touch()
+    wait_for(lambda: exited_pid(pid), what="the job's shell to exit")
+
+    daemon.start()
+    assert daemon.wait_state(job, "lost")["outcome"] == "lost"
+    said = daemon.cli("daemon", "log", "-n", "20").stdout
+    line = next(line for line in said.splitlines() if f"job {job} attempt 1 (pid" in line)
+    assert f"(its folder {folder / 'attempt-1'} was deleted, and how it ended with it" in line
+    assert "SIGKILL" not in line and line.endswith("): the job is lost")
