@@ -1,6 +1,6 @@
 """What the Python API's waits (`herd.wait`, `job.wait()`, `job.result()`, `sweep.wait()`,
-`as_completed`) say of jobs that cannot end by themselves: the queue paused, a job paused,
-a job waiting for a held or paused one. `gpuherd wait` says it on stderr; these waited in
+`as_completed`) say of jobs that cannot end by themselves: the queue paused, a job paused or
+held, a job waiting for a held or paused one. `gpuherd wait` says it on stderr; these waited in
 silence, and a script whose queue was paused by accident sat for minutes with no hint.
 
 Said as a `WaitWarning`, as the API says its other notes (SweepWarning, a daemon with other
@@ -25,11 +25,12 @@ class WaitWarning(UserWarning):
 
 
 def warn_stuck(client: Client, ids: Sequence[int]) -> None:
-    """Warn of the jobs among `ids` that wait for a resume or a release (stuck_jobs.py: one
-    look per job for up to 20, else the paused ones' listing and the queue's state). A
-    daemon that does not answer says nothing here: the wait itself says what became of it."""
+    """Warn of the jobs among `ids` that wait for a resume or a release, or are held
+    (stuck_jobs.py: one look per job for up to 20, else the paused and held ones' listing
+    and the queue's state). A daemon that does not answer says nothing here: the wait
+    itself says what became of it."""
     try:
-        notes = why_stuck(client, ids)
+        notes = why_stuck(client, ids, held=True)
     except HerdError:
         return
     for note in notes:

@@ -111,3 +111,31 @@ def test_a_wait_for_jobs_that_run_warns_nothing(shared_daemon: Herd, tmp_path: P
             second.id: "succeeded",
         }
     assert not [w for w in seen if issubclass(w.category, gpuherd.WaitWarning)]
+
+
+def test_a_wait_for_a_held_job_says_what_releases_it(daemon: Herd, tmp_path: Path) -> None:
+    """As `gpuherd wait ID` says it: `job.wait()` of a held job waited in silence."""
+    api = gpuherd.connect(daemon.home, start=False)
+    held = api.submit("true", gpus=0, cwd=str(tmp_path), hold=True)
+    later = api.submit("true", gpus=0, cwd=str(tmp_path), begin="+3h")
+    with pytest.warns(gpuherd.WaitWarning) as warned, pytest.raises(TimeoutError):
+        api.wait([held, later], timeout=0.2)
+    said = [str(w.message) for w in warned]
+    assert said[0] == (
+        f"job {held.id} is held: waiting until it is released (gpuherd release {held.id} lets "
+        "it run)"
+    ), said
+    assert said[1].startswith(f"job {later.id} is held until "), said
+    assert said[1].endswith(
+        f" (--begin): waiting until then (gpuherd release {later.id} starts it now)"
+    ), said
+    # Of more than 20 jobs, from the held ones' listing: one note for the jobs alike.
+    many = [api.submit("true", gpus=0, cwd=str(tmp_path), hold=True) for _ in range(21)]
+    with pytest.warns(gpuherd.WaitWarning) as warned, pytest.raises(TimeoutError):
+        api.wait(many, timeout=0.2)
+    first, last = many[0].id, many[-1].id
+    assert [str(w.message) for w in warned] == [
+        f"jobs {first}-{last} are held: waiting until they are released (gpuherd release "
+        f"{first}-{last} lets them run)"
+    ]
+    api.jobs(all=True).kill()

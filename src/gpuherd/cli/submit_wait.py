@@ -25,7 +25,6 @@ from __future__ import annotations
 import functools
 import signal
 import sys
-import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -37,8 +36,8 @@ from gpuherd.cli.stuck_notes import stuck_notes
 from gpuherd.client import Client
 from gpuherd.client_wait import Waited
 from gpuherd.core.idspec import format_ids, summarize
-from gpuherd.core.when import format_moment
 from gpuherd.errors import DaemonError, NoAnswer, NotFound, NotRunning
+from gpuherd.stuck_jobs import held_words
 from gpuherd.typed_name import typed_name
 
 SHELL_SIGNAL_BASE = 128
@@ -172,19 +171,7 @@ def held_note(ids: Sequence[int], begin: float | None = None) -> str:
     """`gpuherd: job 7 is held: waiting until it is released (gpuherd release 7 lets it
     run)`, of jobs submitted with --hold and waited for; of ones held until `begin` (their
     --begin time), `job 7 is held until 02:00 (--begin): waiting until then (...)`."""
-    them = format_ids(ids)
-    one = len(ids) == 1
-    if begin is not None:
-        return prefixed(
-            f"{'job' if one else 'jobs'} {them} {'is' if one else 'are'} held until "
-            f"{format_moment(begin, time.time())} (--begin): waiting until then "
-            f"({typed_name()} release {them} starts {'it' if one else 'them'} now)"
-        )
-    return prefixed(
-        f"{'job' if one else 'jobs'} {them} {'is' if one else 'are'} held: waiting until "
-        f"{'it is' if one else 'they are'} released ({typed_name()} release {them} lets "
-        f"{'it' if one else 'them'} run)"
-    )
+    return prefixed(held_words(ids, begin))
 
 
 def _ended(client: Client, job_id: int, waited: Waited) -> dict[str, Any]:
