@@ -148,6 +148,16 @@ def test_ls_table_as_before_with_the_more_line() -> None:
     ]
 
 
+def test_ls_shows_a_command_of_several_lines_with_its_breaks() -> None:
+    """Its lines joined with ⏎, as `config` shows a hook: with blanks, `echo "1,2" echo 3`
+    read as one command. A line continued with `\\` is one, as the shell reads it."""
+    jobs = [job(1, command='echo "1,2"\necho 3'), job(2, command="python t.py \\\n  --lr 1")]
+    assert [line.split("  ")[-1].strip() for line in ls_output(jobs).splitlines()[1:]] == [
+        'echo "1,2"⏎echo 3',
+        "python t.py --lr 1",
+    ]
+
+
 def test_ls_of_nothing() -> None:
     assert ls_output([]) == "no jobs\n"
     assert ls_output([], filtered=True) == "no jobs match\n"

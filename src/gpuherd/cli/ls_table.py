@@ -19,6 +19,7 @@ from gpuherd.cli import plain
 from gpuherd.cli.json_text import indented
 from gpuherd.cli.render import STATE_STYLE, info, runtime
 from gpuherd.core.commands import flat_command
+from gpuherd.core.text import one_line
 from gpuherd.core.units import plural
 from gpuherd.core.when import format_moment
 from gpuherd.damaged_rows import unlisted
@@ -42,6 +43,13 @@ class Column:
     """The table's text of a job at `now` (a run time grows while the job runs)."""
     value: Callable[[Job], Any] | None = None
     """CSV's value, where it is not the field as it is (a list, a number to round)."""
+
+
+def _command(job: Job) -> str:
+    """The command on its row: its lines joined with ⏎, as `config` shows a multi-line hook
+    (`echo 1⏎echo 2`: blanks read as one command, `echo 1 echo 2`); a line continued with
+    `\\` is one line, as the shell reads it (flat_command)."""
+    return one_line(flat_command(job["command"]))
 
 
 def _text(key: str) -> Callable[[Job, float], plain.Cell]:
@@ -100,7 +108,7 @@ COLUMNS = {
     "prio": Column("PRIO", "priority", _text("priority")),
     "time": Column("TIME", "seconds", lambda job, now: runtime(job, now), _rounded("seconds")),
     "info": Column("INFO", "info", lambda job, now: info(job), info),
-    "command": Column("COMMAND", "command", lambda job, now: flat_command(job["command"])),
+    "command": Column("COMMAND", "command", lambda job, now: _command(job)),
     "project": Column("PROJECT", "project", _text("project")),
     "sweep": Column("SWEEP", "sweep", _text("sweep")),
     "git": Column("GIT", "git", lambda job, now: _short_commit(job.get("git"))),
