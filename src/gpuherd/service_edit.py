@@ -13,6 +13,7 @@ from gpuherd.core.edit import (
     BEGIN,
     begin_edit,
     check_edit,
+    cpu_only_kept,
     dependency_cycle,
     describe_edit,
     edit_spec,
@@ -124,6 +125,8 @@ class EditVerbs(JobVerbs):
         check_given(where, changes)
         if said := kept_list_contradiction(job.id, spec.after, spec.after_fail, {*changes, *clear}):
             raise InvalidValue(said)  # (before check_spec's words, which miss the kept list)
+        if said := cpu_only_kept(job.id, spec, {*changes, *clear}):
+            raise InvalidValue(said)  # (before check_spec's, which told it to drop them)
         # A grace of 0 an older gpuherd stored (its APIs took one) stays the job's, as a retry
         # keeps it: an edit of other fields is not refused for a value it did not type.
         check_spec(spec if "grace" in fields else replace(spec, grace=DEFAULT_GRACE), where)

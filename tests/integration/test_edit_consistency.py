@@ -18,21 +18,21 @@ from gpuherd.core.idspec import format_ids
 from gpuherd.errors import Conflict, HerdError, InvalidValue
 from gpuherd.pyapi import connect
 
-CPU_ONLY = {
+CPU_ONLY = {  # (the job's gpus 0 is its own: `drop one of them` named an option not typed)
     "--mem": (
         ["--mem", "2GiB"],
-        "mem (--mem) with gpus 0 (--gpus 0): a CPU-only job gets no GPU memory; drop one of "
-        "them; host memory is ram (--ram)",
+        "CPU-only (gpus 0), and a CPU-only job gets no GPU: mem (--mem) needs gpus (--gpus) in "
+        "the same edit; host memory is ram (--ram)",
     ),
     "--exclusive": (
         ["--exclusive"],
-        "exclusive (--exclusive) with gpus 0 (--gpus 0): a CPU-only job gets no GPU to "
-        "itself; drop one of them",
+        "CPU-only (gpus 0), and a CPU-only job gets no GPU: exclusive (--exclusive) needs gpus "
+        "(--gpus) in the same edit",
     ),
     "--only-gpus": (
         ["--only-gpus", "1"],
-        "only_gpus (--only-gpus) with gpus 0 (--gpus 0): a CPU-only job gets no GPU; drop "
-        "one of them",
+        "CPU-only (gpus 0), and a CPU-only job gets no GPU: only_gpus (--only-gpus) needs gpus "
+        "(--gpus) in the same edit",
     ),
 }
 
@@ -51,9 +51,9 @@ def test_a_refusal_of_several_cpu_only_jobs_names_them_once(
     given, said = CPU_ONLY[option]
     refused = herd.cli("edit", format_ids(jobs), *given, check=False)
     assert (refused.returncode, refused.stdout) == (1, "")
-    assert refused.stderr == f"gpuherd: error: jobs {format_ids(jobs)}: {said}\n"
+    assert refused.stderr == f"gpuherd: error: jobs {format_ids(jobs)} are {said}\n"
     one = herd.cli("edit", str(jobs[0]), *given, check=False)
-    assert one.stderr == f"gpuherd: error: job {jobs[0]}: {said}\n"  # named alone, too
+    assert one.stderr == f"gpuherd: error: job {jobs[0]} is {said}\n"  # named alone, too
     asked = [herd.job(job) for job in jobs]  # unchanged
     assert [(j["mem"], j["exclusive"], j["only_gpus"]) for j in asked] == [(None, False, [])] * 3
 

@@ -11,6 +11,7 @@ import click
 from gpuherd.cli.after_options import after_options, resolved
 from gpuherd.cli.job_refs import given_ids, listed_ids, none_given, one_job
 from gpuherd.cli.main import prefixed
+from gpuherd.cli.option_checks import refuse_cpu_only_mem
 from gpuherd.cli.options import (
     GPU_COUNT,
     begin_option,
@@ -342,6 +343,11 @@ def edit(
             raise click.UsageError(
                 f"--{name.replace('_', '-')} and --clear {name} given together: keep one"
             )
+    if given.get("gpus") == 0:  # with --mem, --exclusive or --only-gpus: exit 2, as submit's
+        # (Where the job keeps one of them, the daemon says what to add, job by job, exit 1 as
+        # each refusal of what a job has: core/edit.cpu_only_kept.)
+        only, exclusive = given.get("only_gpus"), bool(given.get("exclusive"))
+        refuse_cpu_only_mem(0, given.get("mem"), "--gpus", exclusive, None, only)
     if not given and not clear:
         if sys.stdin.isatty() and sys.stdout.isatty():  # pueue's `edit ID`: in $EDITOR
             from gpuherd.cli.edit_in_editor import edit_in_editor  # deferred: this use alone

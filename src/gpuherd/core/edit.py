@@ -14,7 +14,7 @@ from gpuherd.core.deps import KINDS, kept_apart
 from gpuherd.core.idspec import format_ids
 from gpuherd.core.log_caps import cap_said
 from gpuherd.core.states import JobState
-from gpuherd.core.units import format_given, format_size
+from gpuherd.core.units import and_list, format_given, format_size
 from gpuherd.core.when import BEGIN_RANGE, LATEST
 
 if TYPE_CHECKING:  # the CLI's kill and edit import CLEARABLE without model's dataclasses
@@ -122,6 +122,59 @@ def edit_spec(
         wanted.update(zip(KINDS, kept_apart(*lists), strict=True))
     edited = replace(spec, **wanted)
     return edited, [name for name in EDITABLE if getattr(edited, name) != getattr(spec, name)]
+
+
+GPU_ONLY = ("exclusive", "only_gpus", "mem")
+"""What only a job with GPUs may have: a CPU-only one (gpus 0) gets no GPU to itself, none
+to choose among and no GPU memory."""
+_UNSET = {"exclusive": "--no-exclusive"}
+"""The edit option that unsets a GPU_ONLY field, where it is not `--clear FIELD`."""
+
+
+def cpu_only_kept(job_id: int, edited: JobSpec, given: Collection[str]) -> str | None:
+    """The refusal of an edit (`given`: the fields it sets or clears) that leaves job `job_id`
+    CPU-only with GPU_ONLY fields, where one side is the job's own, kept: the edit's way out,
+    for every such field at once. None where the edit gave both sides (check_spec says it, in
+    a submission's words) or the job can have what it has.
+
+    check_spec's "exclusive (--exclusive) with gpus 0 (--gpus 0): ... drop one of them" told
+    the user of `edit 1 --gpus 0` to drop options not on their command line, one at a time:
+    a job `--exclusive --only-gpus 1 --mem 5GiB` took three tries. The job's id leads (`job 1
+    has`), as idspec.summarize says the jobs refused alike (`jobs 1-3 have`)."""
+    if edited.gpus != 0 or not (have := [n for n in GPU_ONLY if getattr(edited, n)]):
+        return None
+    kept = [name for name in have if name not in given]
+    if "gpus" not in given:  # the job was CPU-only: the edit gives it what needs a GPU
+        return None if kept else _needs_gpus(job_id, have)
+    if not kept:
+        return None
+    unset = " ".join(_UNSET.get(name, f"--clear {name}") for name in kept)
+    for_api = ["exclusive false"] if "exclusive" in kept else []  # (the HTTP and Python APIs')
+    if cleared := [name for name in kept if name not in _UNSET]:
+        for_api.append(f"{and_list(cleared)} cleared")
+    dropped = [name for name in have if name in given]  # (the API's: the CLI refuses them)
+    also = f", and leave {and_list([_field(n) for n in dropped])} out of it" if dropped else ""
+    return (
+        f"job {job_id} has {and_list([_field(n) for n in kept])}, and a CPU-only job, gpus 0 "
+        f"(--gpus 0), gets no GPU: add {unset} to the edit ({', '.join(for_api)}){also}"
+    )
+
+
+def _needs_gpus(job_id: int, given: Sequence[str]) -> str:
+    """The refusal of an edit that gives a CPU-only job what needs a GPU (`given`): the job's
+    gpus 0 is its own, so "drop one of them" named an option the user did not type."""
+    needs = "needs" if len(given) == 1 else "need"
+    ram = "; host memory is ram (--ram)" if "mem" in given else ""
+    return (
+        f"job {job_id} is CPU-only (gpus 0), and a CPU-only job gets no GPU: "
+        f"{and_list([_field(n) for n in given])} {needs} gpus (--gpus) in the same edit{ram}"
+    )
+
+
+def _field(name: str) -> str:
+    """`only_gpus (--only-gpus)`: as submission_text.field names a field, for every client
+    (the dashboard puts its boxes' labels in their place)."""
+    return f"{name} (--{name.replace('_', '-')})"
 
 
 def begin_edit(

@@ -24,16 +24,26 @@ NAMED = 6
 other GPU of 64 busy with other users' processes, the rest full, made a reason of 370
 characters (`gpuherd gpus` names each GPU's)."""
 
-Cause = tuple[tuple[str, str], str]
-"""A reason a GPU refuses a job: (the verb for one GPU, for several), what follows it."""
+Cause = tuple[str, str]
+"""A reason a GPU refuses a job: what follows the GPUs named, for one GPU and for several
+(`GPU 0 has reached the limit of jobs set for it`, `GPUs 0, 1 have ... set for them`)."""
 
-_DRAINING = ("is", "are"), "draining"
-_FOREIGN = ("is", "are"), "busy with other users' processes"
-_FOREIGN_KEPT = ("has", "have"), "other users' processes: config foreign exclusive"
+
+def _cause(verbs: tuple[str, str], one: str, several: str | None = None) -> Cause:
+    """A Cause from its verbs (for one GPU, for several) and the words after them, which differ
+    for several GPUs where they name them or their jobs (`several`): a singular tail after a
+    plural verb said "GPUs 0, 1 have reached the limit of jobs set for it"."""
+    return f"{verbs[0]} {one}", f"{verbs[1]} {one if several is None else several}"
+
+
+_DRAINING = _cause(("is", "are"), "draining")
+_FOREIGN = _cause(("is", "are"), "busy with other users' processes")
+_FOREIGN_KEPT = _cause(("has", "have"), "other users' processes: config foreign exclusive")
 """What keeps a job with --mem off a GPU with other users' processes: only that setting."""
-_EXCLUSIVE_JOB = ("runs", "run"), "an exclusive job"
-_LIMIT = ("has", "have"), "reached the limit of jobs set for it"
-_OWNED = ("is", "are"), "taken by a job without --mem"
+_EXCLUSIVE_JOB = _cause(("runs", "run"), "an exclusive job")
+_LIMIT_SET = "reached the limit of jobs set for"
+_LIMIT = _cause(("has", "have"), f"{_LIMIT_SET} it", f"{_LIMIT_SET} them")
+_OWNED = _cause(("is", "are"), "taken by a job without --mem", "taken by jobs without --mem")
 
 
 def _blocker(g: Gpu, kind: Kind, mem: int | None) -> Cause | None:
@@ -118,7 +128,7 @@ def gpu_details(
     others = foreign + _held(holding) + _reserved(runs)
     if not beside and not others and groups.keys() <= _OWN_JOBS:
         return []
-    causes = [f"{gpu_names(ix, verbs, NAMED)} {what}" for (verbs, what), ix in groups.items()]
+    causes = [gpu_names(ix, cause, NAMED) for cause, ix in groups.items()]
     if enable and (drained := groups.get(_DRAINING)):
         at = list(groups).index(_DRAINING)
         causes[at] += (
@@ -127,8 +137,8 @@ def gpu_details(
     return causes + others
 
 
-_FULL = ("is", "are"), "full of gpuherd jobs"
-_RUNS_JOBS = ("runs", "run"), "gpuherd jobs"
+_FULL = _cause(("is", "are"), "full of gpuherd jobs")
+_RUNS_JOBS = _cause(("runs", "run"), "gpuherd jobs")
 _OWN_JOBS = {_FULL, _RUNS_JOBS}
 
 

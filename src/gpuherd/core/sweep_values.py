@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from gpuherd.core.sweep_names import SweepError, value_text
+from gpuherd.core.units import and_list
 
 if TYPE_CHECKING:  # sweep_spec checks its values here
     from gpuherd.core.sweep_spec import SweepSpec
@@ -227,7 +228,7 @@ def alike_values(spec: SweepSpec) -> list[str]:
         alike = [(text, list(shown)) for text, shown in groups.items() if len(shown) > 1]
         if alike:
             parts = [
-                f"{_and(shown)} {'both' if len(shown) == 2 else 'all'} read {text}"
+                f"{and_list(shown)} {'both' if len(shown) == 2 else 'all'} read {text}"
                 for text, shown in alike
             ]
             warnings.append(
@@ -255,7 +256,3 @@ def _as_json(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError):
         return repr(value)
-
-
-def _and(items: list[str]) -> str:
-    return f"{', '.join(items[:-1])} and {items[-1]}"

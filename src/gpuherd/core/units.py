@@ -248,6 +248,11 @@ def plural(n: int, word: str) -> str:
     return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
 
 
+def and_list(items: Sequence[str]) -> str:
+    """`a`, `a and b`, `a, b and c`."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
 def not_a_choice(name: str, given: object, choices: Sequence[str]) -> str | None:
     """`order 'fastest': give 'given' or 'longest-first'`: what a Python keyword or an API
     field says of a value not among its `choices` (the CLI's click.Choice refuses it first);
