@@ -78,7 +78,8 @@ def _remove_later_attempts(job_folder: str) -> None:
     attempt-N folders are an earlier run's retries, and would be taken for this run's."""
     for entry in os.scandir(job_folder):
         number = entry.name.removeprefix("attempt-")
-        if number != entry.name and number.isdigit() and entry.is_dir(follow_symlinks=False):
+        numbered = number.isascii() and number.isdigit()  # (not `attempt-²`: none of ours)
+        if number != entry.name and numbered and entry.is_dir(follow_symlinks=False):
             shutil.rmtree(entry.path, ignore_errors=True)
 
 
@@ -92,7 +93,7 @@ def _set_aside_metrics(attempt_folder: str) -> None:
     attempt's start moves what was there, so what is there was the attempt before's."""
     parent, name = os.path.split(attempt_folder)
     number = name.removeprefix("attempt-")
-    if not number.isdigit() or int(number) < 2:
+    if not (number.isascii() and number.isdigit()) or int(number) < 2:
         return
     before = os.path.join(parent, f"attempt-{int(number) - 1}")
     if os.path.islink(before) or not os.path.isdir(before):

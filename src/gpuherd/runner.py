@@ -22,10 +22,10 @@ from gpuherd.core.units import plural
 from gpuherd.devices import DeviceTable
 from gpuherd.engine import Engine
 from gpuherd.errors import HerdError
-from gpuherd.executors.local import LocalExecutor
 from gpuherd.gpus.base import GpuProbe
 from gpuherd.layout import Layout
 from gpuherd.runner_commits import LateCommits
+from gpuherd.runner_executor import RunExecutor
 from gpuherd.runner_failure import Failure
 from gpuherd.runner_input import (
     INPUT_BATCH,
@@ -89,7 +89,7 @@ class Runner:
             # CPU-only jobs run one per core, as with GNU parallel, unless --max-parallel says.
             cpu_jobs = devices.cores() if options.max_parallel is None else None
             policy = Policy(max_running=options.max_parallel, cpu_jobs=cpu_jobs)
-            executor = LocalExecutor(one_shot=True)
+            executor = RunExecutor()  # (a job's folder gone: known by identity)
             self.engine = Engine(self.store, devices, executor, layout, policy)
             self.engine.unwritten = {}  # (the job folders are the run's record of its jobs)
             self._closing.callback(self.engine.close)

@@ -185,6 +185,7 @@ def left_over(folder_prefix: str, count: int) -> str | None:
                 # (startswith: `number != entry.name` was never true for --prefix "")
                 if (
                     entry.name.startswith(prefix)
+                    and number.isascii()  # (`job_²`: a digit to isdigit, not to int())
                     and number.isdigit()
                     and str(int(number)) == number  # job_3, not job_03: not a name of ours
                     and int(number) >= count

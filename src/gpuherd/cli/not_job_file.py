@@ -20,6 +20,7 @@ from collections.abc import Sequence
 import click
 
 from gpuherd.cli.run_args import GPU_HOG_SPELLINGS, is_gpu_indices
+from gpuherd.gpus.choice import BOTH_GIVEN
 from gpuherd.typed_name import typed_name
 
 _HEAD = 64 * 1024
@@ -137,7 +138,11 @@ def typed_command(words: Sequence[str]) -> list[str] | None:
 def command_refused(words: Sequence[str], own: Sequence[str], typed: str) -> str:
     """`run takes a job file ...`, with the ways to run the command `words` (`own`: the run's
     options typed with it, kept in its `echo ... | gpuherd run`; `typed`: its first word as
-    typed, said to be no file: the user may have meant a job file of that name)."""
+    typed, said to be no file: the user may have meant a job file of that name). Given with
+    --gpus and --fake-gpus, their clash is said instead: the advice repeated them, and the
+    command it gave was refused for them."""
+    if {"--gpus", "--fake-gpus"} <= {word.partition("=")[0] for word in own}:
+        return BOTH_GIVEN
     line = words[0] if len(words) == 1 else shlex.join(words)  # (one word: sh's line, as submit)
     options = "".join(f" {shlex.quote(word)}" for word in own)
     nofile = "" if os.path.lexists(typed) else f" ({shlex.quote(typed)} is no file here)"

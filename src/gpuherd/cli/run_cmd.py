@@ -28,7 +28,8 @@ from gpuherd.cli.options import (
 )
 from gpuherd.cli.param_types import Place, completes
 from gpuherd.cli.run_args import RunCommand
-from gpuherd.cli.run_gpus import probe_and_slots, split_gpus_and_file
+from gpuherd.cli.run_checks import check_folder_names, gpus_and_file
+from gpuherd.cli.run_gpus import probe_and_slots
 from gpuherd.cli.run_limits import refuse_impossible_run_wide
 from gpuherd.cli.run_order import earlier_run_times, reading_whole_input
 from gpuherd.cli.run_report import LineReporter
@@ -49,8 +50,6 @@ if TYPE_CHECKING:
     from gpuherd.wire import SubmitItem
 
 
-PREFIX_MAX = 200
-"""Bytes of --prefix: a job folder's name (prefix + number) must fit a file name (255)."""
 TERMINAL_INPUT = (
     "gpuherd: reading commands from the terminal, one a line; Ctrl-D ends the input"
     " (or give a job file: gpuherd run --gpus 0,1 jobs.txt)"
@@ -160,7 +159,6 @@ def run(
     # (no_tls.py: a run opens no connection, and a --yielder runs in a process of its own).
     with importing(), asyncio_without_tls():
         from gpuherd.cli.job_input import job_commands
-        from gpuherd.cli.not_job_file import refuse_script
         from gpuherd.input_watch import InputWatch
         from gpuherd.runner import RunOptions, items_from_commands
         from gpuherd.runner_output import (
@@ -173,10 +171,7 @@ def run(
         from gpuherd.submission_text import reject_nul
 
     refuse_cpu_only_mem(gpus_per_job, mem, "--gpus-per-job", exclusive)
-    spec, file = split_gpus_and_file(gpus, args)
-    if file and yielder:
-        raise click.UsageError("give a job file or --yielder, not both")
-    refuse_script(file, "run")  # `run job.sh` ran each of its lines as a job of its own
+    spec, file = gpus_and_file(gpus, fake_gpus, args, yielder)
     if retry_delay is not None and not (retries or oom_retry):
         raise click.UsageError(
             "--retry-delay waits before a failed job runs again: give --retries N (or "
@@ -189,7 +184,7 @@ def run(
             "--skip-succeeded skips what succeeded in --output-dir: give the earlier run's "
             "--output-dir (without it, each run gets a new folder)"
         )
-    _check_folder_names(prefix, output_dir)
+    check_folder_names(prefix, output_dir)
     probe, slots = probe_and_slots(spec, fake_gpus, gpus_per_job, gpu_file)
     refuse_impossible_run_wide(probe, slots, gpus_per_job, mem, ram, exclusive)
     cwd, env = os.getcwd(), dict(os.environ)
@@ -214,6 +209,9 @@ def run(
         lookup = source.lookup  # (for the jobs read before git answered)
     # A CUDA_VISIBLE_DEVICES the jobs will not see, a bash word /bin/sh lacks: said once each.
     source = warned(source, env, slots.keys, gpus_named=spec is not None or gpu_file is not None)
+    longest, fresh = order == "longest-first", output_dir is None
+    # (before herd_runs/<now> is made: a --times-from herd_runs not there yet was found then)
+    run_times = earlier_run_times(times_from, None) if longest and fresh else None
     out = Path(output_dir) if output_dir is not None else fresh_run_dir()
     try:
         with contextlib.ExitStack() as hold:  # the folder is this run's until it ends
@@ -221,10 +219,8 @@ def run(
             if held:  # one in use by another run is refused before anything is read from it
                 check_writable(out, output_dir)
                 lock = hold.enter_context(output_held(out, output_dir))
-            rerun_of = out if output_dir is not None else None  # (a new folder holds no times)
-            run_times = (
-                earlier_run_times(times_from, rerun_of) if order == "longest-first" else None
-            )
+            if longest and not fresh:  # (once held: not while another run writes there)
+                run_times = earlier_run_times(times_from, out)
             # No time known: every command is new, so input order, which a stream gives as its
             # lines come; held to its end, `tail -f q | gpuherd run` started nothing.
             run_times = run_times or None
@@ -259,12 +255,12 @@ def run(
                     reading_whole_input(sys.stdin if file in (None, "-") else None), err=True
                 )
             summary = _run_and_report(
-                options, probe, slots, source, quiet, bar=not typed, fresh=output_dir is None
+                options, probe, slots, source, quiet, bar=not typed, fresh=fresh
             )
     finally:
         # A new folder this run made nothing in is removed (rmdir: only while empty), for
         # every try: a run of nothing, a refused one, one interrupted (Ctrl-C) before a job.
-        if output_dir is None:
+        if fresh:
             drop_fresh_run_dir(out)
     sys.exit(summary.exit_status)
 
@@ -367,32 +363,6 @@ def _check_shell(env: dict[str, str]) -> None:
         job_shell(env)
     except SpawnError as exc:
         raise HerdError(str(exc)) from None
-
-
-def _check_folder_names(prefix: str, output_dir: str | None) -> None:
-    """Job folders are OUTPUT/<prefix><number>: a prefix that is a path would put them (and
-    overwrite what is there) outside --output-dir; a name that is not UTF-8 cannot be kept
-    as text (job.json, the run's queue), and each job was refused with a line of its own.
-    Usage errors (exit 2), as click's are (an empty --output-dir is refused by its type)."""
-    for option, name in (("--output-dir", output_dir or ""), ("--prefix", prefix)):
-        try:
-            name.encode()  # (bytes that are not UTF-8 come from argv as lone surrogates)
-        except UnicodeEncodeError:
-            raise click.UsageError(
-                f"{option} {shell_word(name)}: not UTF-8: give a name in UTF-8"
-            ) from None
-    separators = {"/", os.sep, os.altsep or "/"}
-    if prefix in (".", "..") or any(sep in prefix for sep in separators):
-        raise click.UsageError(
-            f"--prefix {prefix}: give the start of a folder name, with no '/' and not . or .."
-            " (e.g. --prefix job_): job folders go in --output-dir"
-        )
-    if (size := len(os.fsencode(prefix))) > PREFIX_MAX:
-        # (bytes, as a file name counts them: 126 of `é` are 252, which "characters" hid)
-        raise click.UsageError(
-            f"--prefix is too long ({size} bytes): give at most {PREFIX_MAX} bytes (a letter"
-            " outside ASCII takes 2 to 4)"
-        )
 
 
 COMMANDS = [run]

@@ -41,13 +41,16 @@ class GpuChoice:
         return FAKE_GPUS_VARIABLE if self.from_variable else None
 
 
+BOTH_GIVEN = "--gpus and --fake-gpus exclude each other: pass one of them"
+
+
 def choose_gpus(gpus: str | None, fake_gpus: str | None, *, ray: bool = False) -> GpuChoice:
     """The options, checked; with neither, GPUHERD_FAKE_GPUS (an empty one is unset), unless
     the start names the Ray executor (`ray`). ValueError, one line naming the option (as
     `--gpus`, which connect_spelling words as connect()'s argument) or the variable, for a bad
     value, or a .json state file it names that is missing or malformed."""
     if gpus is not None and fake_gpus is not None:
-        raise ValueError("--gpus and --fake-gpus exclude each other: pass one of them")
+        raise ValueError(BOTH_GIVEN)
     if gpus is not None:
         from gpuherd.gpus import parse_gpu_spec
 
