@@ -89,7 +89,7 @@ def csv_writer() -> Any:
 
 def _terminal_width(stream: TextIO) -> int:
     columns = os.environ.get("COLUMNS", "")
-    if columns.isdigit() and int(columns) > 0:
+    if columns.isascii() and columns.isdigit() and int(columns) > 0:  # (not `²`: no int)
         return int(columns)
     try:
         return os.get_terminal_size(stream.fileno()).columns or 80
