@@ -64,6 +64,7 @@ from gpuherd.git_lookups import LOOKUPS
 from gpuherd.gpus import GpuProbe, ProbeError
 from gpuherd.gpus.choice import FAKE_GPUS_VARIABLE, choose_gpus
 from gpuherd.home_header import home_moved, identity
+from gpuherd.home_lock import HomeLock
 from gpuherd.hooks import EndHooks
 from gpuherd.job_commits import look_again
 from gpuherd.layout import Layout
@@ -136,13 +137,15 @@ def _server_class() -> type[Any]:
     return Server
 
 
-async def _keep_socket(server: Any, keeper: SocketKeeper, app: Any) -> None:
-    """Serve on a new socket wherever the one served was removed (daemon_presence.SOCKET_CHECK).
-    The new socket is one more of uvicorn's listeners, made as uvicorn makes its own
-    (Server.startup), so the server's shutdown closes it with the rest."""
+async def _keep_socket(server: Any, keeper: SocketKeeper, app: Any, lock: HomeLock) -> None:
+    """Serve on a new socket wherever the one served was removed (daemon_presence.SOCKET_CHECK),
+    and put back a removed daemon.lock (HomeLock.mend). The new socket is one more of uvicorn's
+    listeners, made as uvicorn makes its own (Server.startup), so the server's shutdown closes
+    it with the rest."""
     loop = asyncio.get_running_loop()
     while True:
         await asyncio.sleep(SOCKET_CHECK)
+        lock.mend()
         if not server.started or server.should_exit or not keeper.lost():
             continue
         sock = keeper.rebind()
@@ -280,7 +283,7 @@ def serve(
         engine.start()
         look_again(engine)  # jobs the last daemon stopped before git gave their commit
         log.info("daemon %d serving %s on %s (%s)", os.getpid(), home, sock_path, probe.describe())
-        keeping = asyncio.create_task(_keep_socket(server, keeper, app))
+        keeping = asyncio.create_task(_keep_socket(server, keeper, app, lock))
         await server.serve(sockets=[sock])
         keeping.cancel()
         engine.changes.close()  # event streams over TCP end too

@@ -1,22 +1,23 @@
-"""What a starting daemon takes of its home: the lock, the home's privacy, the socket (kept
-while it runs) and the dashboard's TCP one (where the last daemon listened, if asked), and
-the checks that the database matches the job folders beside it (a part of daemon.py)."""
+"""What a starting daemon takes of its home: the lock (home_lock.py), the home's privacy, the
+socket (kept while it runs) and the dashboard's TCP one (where the last daemon listened, if
+asked), and the checks that the database matches the job folders beside it (a part of
+daemon.py)."""
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import logging
 import os
 import socket
 import stat
 from pathlib import Path
-from typing import IO
 
 from gpuherd import paths
 from gpuherd.core.mounts import mount_of, network_kind
 from gpuherd.core.units import plural
 from gpuherd.errors import HerdError
+from gpuherd.home_lock import AlreadyRunning as AlreadyRunning
+from gpuherd.home_lock import acquire_lock as acquire_lock
 from gpuherd.saved_settings import LISTEN, DamagedSetting, parse_listen
 from gpuherd.socket_peer import another_users_socket, peer_uid
 from gpuherd.store import Store
@@ -28,10 +29,6 @@ log = logging.getLogger("gpuherd.daemon")
 MOUNT_TABLE = "/proc/self/mountinfo"
 NETWORK_HOME_VARIABLE = "GPUHERD_ALLOW_NETWORK_HOME"
 """Set to 1 to run a daemon whose home is on a network file system anyway."""
-
-
-class AlreadyRunning(HerdError):
-    pass
 
 
 def refuse_a_network_home(home: Path) -> None:
@@ -133,28 +130,6 @@ def _nearest_existing(path: Path) -> Path:
     while not path.exists() and path != path.parent:
         path = path.parent
     return path
-
-
-def acquire_lock(home: Path) -> IO[str]:
-    """Hold an exclusive lock on the home for the daemon's life (released by the kernel)."""
-    home.parent.mkdir(parents=True, exist_ok=True)  # the folders above: the umask's mode
-    home.mkdir(mode=0o700, exist_ok=True)
-    handle = paths.lock_file(home).open("a+")
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        handle.seek(0)
-        pid = handle.read().strip() or "?"
-        handle.close()
-        raise AlreadyRunning(
-            f"a daemon is already running for {home} (pid {pid}): "
-            "`gpuherd daemon status` shows it, `gpuherd daemon stop` stops it"
-        ) from None
-    handle.seek(0)
-    handle.truncate()
-    handle.write(f"{os.getpid()}\n")
-    handle.flush()
-    return handle
 
 
 def make_home_private(home: Path) -> None:

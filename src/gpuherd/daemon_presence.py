@@ -3,8 +3,9 @@
 A cleaner of temporary files (or a logout's of XDG_RUNTIME_DIR) removes the socket of a daemon
 that runs on: it makes it again at its next look (daemon_home.SocketKeeper). Meanwhile a
 client told the user that no daemon ran, and to start one, which `daemon start` then refused
-("already running"). A running daemon is known by the home's lock (daemon_home.acquire_lock):
-it notes its pid in daemon.lock and holds that file open for its life. The client looks, and
+("already running"). A running daemon is known by the home's lock (home_lock.acquire_lock):
+it notes its pid in daemon.lock and holds that file open for its life (and locks the home
+folder, which names it while a removed daemon.lock is not back yet). The client looks, and
 takes no lock itself: a lock a client held for a moment could make a starting daemon's own
 fail. Read by the client on its error path: kept light (no import of the daemon's modules).
 """
@@ -17,13 +18,14 @@ from typing import TYPE_CHECKING
 
 from gpuherd import paths
 from gpuherd.errors import HerdError
+from gpuherd.home_lock import folder_lock_holder, holds_open
 from gpuherd.typed_name import typed_name
 
 if TYPE_CHECKING:
     import psutil
 
 ALREADY_RUNNING = "a daemon is already running"
-"""How a daemon that found the home's lock taken says so (daemon_home.acquire_lock): a start
+"""How a daemon that found the home's lock taken says so (home_lock.acquire_lock): a start
 that raced another for it, which `daemon start` and `gpuherd.connect()` tell apart."""
 
 
@@ -50,23 +52,16 @@ daemon, and the time to listen again (or, for a daemon that starts, to read its 
 def lock_holder(home: Path) -> int | None:
     """The pid of the daemon that holds the home's lock; None when none does. The pid the
     lock file notes counts only while that process holds the file open: after a crash the
-    file still names the dead daemon, whose pid may since be another program's."""
+    file still names the dead daemon, whose pid may since be another program's. A daemon
+    whose lock file was removed (or replaced by a new one) is known by its lock on the home
+    folder until it puts the file back (home_lock.py)."""
     lock = paths.lock_file(home)
     try:
         held = lock.stat()
         pid = int(lock.read_text().strip())
-        fds = Path(f"/proc/{pid}/fd")
-        names = os.listdir(fds)
-    except (OSError, ValueError):  # no lock file, no pid in it, no such process (or not ours)
-        return None
-    for name in names:
-        try:
-            found = os.stat(fds / name)
-        except OSError:  # closed since the listing
-            continue
-        if (found.st_dev, found.st_ino) == (held.st_dev, held.st_ino):
-            return pid
-    return None
+    except (OSError, ValueError):  # no lock file, or no pid in it
+        return folder_lock_holder(home)
+    return pid if holds_open(pid, held) else folder_lock_holder(home)
 
 
 def started_process(pid: int) -> psutil.Process | None:
