@@ -308,7 +308,14 @@ class Sweeps:
                     f"parameter {key!r} does not appear in the command: it only names folders"
                 )
         known = self.store.get_sweep(spec.name)
-        if known and known.results_dir != spec.results_dir:
+        if known and known.results_dir != spec.results_dir and request.dry_run:
+            # (a dry run moves nothing: "from now on they are in" read as done)
+            warnings.append(
+                f"sweep {spec.name!r} keeps its results in {known.results_dir}; submitted, "
+                f"from then on they would be in {spec.results_dir} (use another --name to "
+                "keep both)"
+            )
+        elif known and known.results_dir != spec.results_dir:
             warnings.append(
                 f"sweep {spec.name!r} kept its results in {known.results_dir}; "
                 f"from now on they are in {spec.results_dir} (use another --name to keep both)"

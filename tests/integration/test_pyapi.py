@@ -404,6 +404,14 @@ def test_what_a_sweep_warns_of_reaches_python_as_a_warning(
 
     first = tmp_path / "first"
     api.sweep("echo {x}", {"x": [1]}, name="moved", results_dir=first, dry_run=False).wait(30)
+    # A dry run moves nothing: it said "from now on they are in", as if done.
+    with pytest.warns(gpuherd.SweepWarning) as warned:
+        api.sweep("echo {x}", {"x": [1]}, name="moved", results_dir=tmp_path / "b", dry_run=True)
+    assert [str(w.message) for w in warned] == [
+        f"sweep 'moved' keeps its results in {first}; submitted, from then on they would be in "
+        f"{tmp_path / 'b'} (use another name= to keep both)"
+    ]
+    assert [s["results_dir"] for s in api.sweeps() if s["name"] == "moved"] == [str(first)]
     with pytest.warns(gpuherd.SweepWarning, match=f"kept its results in {first}"):
         api.sweep("echo {x}", {"x": [1]}, name="moved", results_dir=tmp_path / "second")
     mixed = {
