@@ -195,16 +195,22 @@ def serve(
     refuse_a_network_home(home)
     refuse_another_users_home(home)
     lock = acquire_lock(home)
-    # Its folder is its home from now on, not the one `daemon start` was run in (which it
-    # pinned: a disk the user could not unmount; removed, the hooks' shells failed their
-    # getcwd()). Nothing is read relative to that folder after this: the GPU choice's paths
-    # are absolute, and each job runs in the folder of its submission.
-    os.chdir(home)
-    make_home_private(home)
-    refuse_an_emptied_database(home)
-    refuse_a_database_not_a_file(paths.database(home))
-    refuse_the_log_of_a_replaced_database(paths.database(home))
-    store = Store(paths.database(home))
+    try:
+        # Its folder is its home from now on, not the one `daemon start` was run in (which it
+        # pinned: a disk the user could not unmount; removed, the hooks' shells failed their
+        # getcwd()). Nothing is read relative to that folder after this: the GPU choice's
+        # paths are absolute, and each job runs in the folder of its submission.
+        os.chdir(home)
+        make_home_private(home)
+        refuse_an_emptied_database(home)
+        refuse_a_database_not_a_file(paths.database(home))
+        refuse_the_log_of_a_replaced_database(paths.database(home))
+        store = Store(paths.database(home))
+    except BaseException:
+        # (its hold on the home folder is a plain fd: not let go with the object, as its
+        # daemon.lock's file is, and a refused start run in process kept the home held)
+        lock.close()
+        raise
     tcp_sock = sock = keeper = None
     try:
         removal_journal.finish_cut_off(home, store)  # folders of an `rm` cut off by a crash
@@ -255,6 +261,7 @@ def serve(
                 opened.close()
         if keeper is not None:  # its socket file goes too, as a stopping daemon's does
             keeper.remove()
+        lock.close()
         raise
     assert sock is not None and keeper is not None  # (bound in the `try`, or it raised)
 
