@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import warnings
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -145,7 +146,10 @@ def test_submit_takes_a_begin_time_as_a_datetime_or_as_text(api: gpuherd.Herd) -
     later = api.submit("true", gpus=0, begin="+2h")
     assert later.state() == "held"
     assert later.info()["begin"] == pytest.approx(time.time() + 7200, abs=60)
-    assert job.wait(timeout=20) == "succeeded"
+    with warnings.catch_warnings(record=True) as said:  # (said if still held as it began)
+        warnings.simplefilter("always")
+        assert job.wait(timeout=20) == "succeeded"
+    assert all(f"job {job.id} is held until " in str(w.message) for w in said), said
     assert job.info()["started_at"] >= soon.timestamp()
     later.kill()
     with pytest.raises(HerdError, match="not both"):
