@@ -57,10 +57,13 @@ class ListingReader:
     listing, and used there alone)."""
 
     def __init__(self, store: Store) -> None:
+        self._store = store
         self._path = store.path
         self._expected = store.file_id
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="gpuherd-listing")
         self._reader: ReadOnlyStore | None = None
+        self._renewals = 0
+        """store.renewals when the reader opened: another number, it reads a deleted log."""
         self._closed = False
 
     async def listing(
@@ -116,8 +119,11 @@ class ListingReader:
         if self._reader is not None and not self._reader.opens_the_same(self._path):
             log.warning("%s is another file now: listings read through the engine's", self._path)
             self._drop()
+        elif self._reader is not None and self._renewals != self._store.renewals:
+            self._drop()  # herd.db-wal deleted, the store on a new one since (store_wal.py)
         if self._reader is None and not self._closed and self._expected is not None:
             try:
+                self._renewals = self._store.renewals  # (before the open: one after, seen)
                 self._reader = ReadOnlyStore(self._path, self._expected)
             except sqlite3.Error:
                 return None  # replaced, or not readable: the loop reads it, as the engine can

@@ -22,7 +22,7 @@ from gpuherd.core.states import FINISHED_STATES, JobState
 from gpuherd.errors import StoreError
 from gpuherd.store_attempts import AttemptWrites
 from gpuherd.store_batch import insert_deps, insert_new_jobs
-from gpuherd.store_checkpoint import BACKSTOP_PAGES, Checkpointer
+from gpuherd.store_checkpoint import Checkpointer
 from gpuherd.store_lone import LoneJobs
 from gpuherd.store_reader import file_id
 from gpuherd.store_reads import JobReads, RowJobs, env_cache
@@ -30,18 +30,16 @@ from gpuherd.store_ready import dependency_ended, new_deps
 from gpuherd.store_rows import NewJob as NewJob  # (imported from here by most)
 from gpuherd.store_schema import (
     SCHEMA_VERSION,
-    busy_timeout_ms,
     leave_as_found,
     log_files,
     make_private,
     migrate,
     open_failed,
     refuse_foreign,
-    require_journal,
 )
-from gpuherd.store_space import prepare
 from gpuherd.store_tables import DeviceConfig, SweepAndDeviceTables, SweepRow
 from gpuherd.store_views import EventRow, JobViews
+from gpuherd.store_wal import LogWatch, connection, set_up
 
 _JOINED = nullcontext()
 """A transaction nested in the one under way (Store.transaction)."""
@@ -78,34 +76,35 @@ class Store(JobReads, SweepAndDeviceTables, JobViews, AttemptWrites, LoneJobs):
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             make_private(path)
-            self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            self._db = connection(path)
             self.file_id = file_id(path)
             """The file opened, which a listing's reader must read too (store_reader.py)."""
-            self._db.execute(f"PRAGMA busy_timeout = {busy_timeout_ms()}")
-            refuse_foreign(self._db, path)  # (before anything below writes to it)
-            if scratch:
-                self._db.execute("PRAGMA locking_mode = EXCLUSIVE")
-            else:  # space given back after `clean` (before the journal mode: store_space.py)
-                prepare(self._db, path)
-            wanted = "MEMORY" if scratch else "WAL"
-            mode = self._db.execute(f"PRAGMA journal_mode = {wanted}").fetchone()[0]
+            set_up(self._db, path, scratch, check=refuse_foreign)
         except sqlite3.DatabaseError as exc:
             raise open_failed(path, exc) from exc
-        require_journal(path, str(mode), wanted)
-        # NORMAL in WAL mode survives a crash of the daemon (kill -9); only a power cut
-        # can drop the last commits, and FULL would cost an fsync per state change (a job's
-        # start and end): only `transaction(durable=True)` (a submission) pays for one.
-        self._db.execute(f"PRAGMA synchronous = {'OFF' if scratch else 'NORMAL'}")
         self._log = None if scratch else path.with_name(path.name + "-wal")  # durable commits sync
         # (off the commits' way; it notices a herd.db replaced)
         self._checkpoints = None if scratch else Checkpointer(path, self.file_id)
-        if not scratch:
-            self._db.execute(f"PRAGMA wal_autocheckpoint = {BACKSTOP_PAGES}")
-        self._db.execute("PRAGMA foreign_keys = ON")
         try:
             migrate(self._db, path)
         except sqlite3.DatabaseError as exc:
             raise open_failed(path, exc) from exc
+        self._wal = None if scratch else LogWatch(path)  # (SQLite has its log open: read)
+        self.renewals = 0
+        """Times the connection was opened again on a new log (store_wal.py)."""
+
+    def _renew_log(self) -> None:
+        """herd.db-wal was deleted or replaced: copy it into herd.db, write a new one
+        (store_wal.py). Left to `replaced()` where herd.db itself is another file."""
+        assert self._wal is not None and self._checkpoints is not None
+        if self.replaced():
+            self._wal.ignore()
+            return
+        db = self._wal.renew(self._db, self._checkpoints.close)
+        if db is not self._db:
+            self._db, self._env_cache = db, env_cache(db)
+            self._checkpoints = Checkpointer(self.path, self.file_id)
+            self.renewals += 1
 
     def replaced(self) -> bool:
         """Whether herd.db is no longer the file opened (a backup copied over it meanwhile)."""
@@ -149,6 +148,8 @@ class Store(JobReads, SweepAndDeviceTables, JobViews, AttemptWrites, LoneJobs):
             if self._full:
                 self._full = False
                 self._db.execute("PRAGMA synchronous = NORMAL")
+        if self._wal is not None and self._wal.lost():
+            self._renew_log()
         if self._checkpoints is not None:
             self._checkpoints.due()
         done, self._on_commit = self._on_commit, []

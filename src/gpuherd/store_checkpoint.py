@@ -135,15 +135,19 @@ class Checkpointer:
             if self._commits == 1 or self._commits >= BURST_COMMITS:
                 self._changed.notify()
 
-    def close(self) -> None:
+    def close(self) -> bool:
         """Stop the thread (after a checkpoint under way), before the store's own connection
-        closes: the last connection to close checkpoints what is left."""
+        closes: the last connection to close checkpoints what is left. Whether the thread
+        has ended, its connection closed (not if it is still at work after CLOSE_WAIT)."""
         with self._changed:
             self._stop = True
             self._changed.notify()
         if self._thread is not None:
             self._thread.join(CLOSE_WAIT)
+            if self._thread.is_alive():
+                return False
             self._thread = None
+        return True
 
     def _time_to_checkpoint(self) -> bool | None:
         """Wait until it is time for a checkpoint: False after a burst of commits, True in a
