@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import partial
@@ -37,12 +38,26 @@ sets it): `reserve-after`, `retries` and others have no `auto`, and their defaul
 to be had by knowing it and setting it."""
 
 
-def _fraction(text: str) -> float:
+_DECIMAL = r"[0-9]+(?:\.[0-9]*)?|\.[0-9]+"
+"""A share's number: ASCII digits, as a count's (float() took `1_0%` and `١٠%` as 10%)."""
+
+
+def _share(text: str, saved: bool = False) -> float:
+    """The share `text` says (`10%`, `0.1`, blanks aside), NaN where it says none. A value
+    `saved` before is read as float() took it: refused at the load, it were dropped."""
     raw = text.strip()
+    number = raw[:-1].strip() if raw.endswith("%") else raw
+    if not saved and not re.fullmatch(_DECIMAL, number):
+        return math.nan
     try:
-        value = float(raw[:-1]) / 100 if raw.endswith("%") else float(raw)
+        value = float(number)
     except ValueError:
-        value = math.nan
+        return math.nan
+    return value / 100 if raw.endswith("%") else value
+
+
+def _fraction(text: str, saved: bool = False) -> float:
+    value = _share(text, saved)
     if not 0 <= value < 1:  # NaN too
         # (said as taken: 99.9% is, and `1` is all of it, not 1%; it said `(0-99%)`)
         raise ValueError(
@@ -57,16 +72,35 @@ def _percent(fraction: float) -> str:
     return f"{fraction * 100:g}%"
 
 
-def _ram(text: str) -> int:
+_RAM_FORMS = (
+    "use a size like 8GiB (a number alone is bytes), a share of this machine's memory like "
+    "20% (from 0%, under 100%), or 0 or none to turn it off"
+)
+"""What keep-ram takes, said by each of its refusals: keep-free's said "or a fraction like
+0.1", which keep-ram refuses, and parse_size's "must be greater than zero" of 0, its default."""
+
+
+def _ram(text: str, saved: bool = False) -> int:
     """A size, or a share of this machine's memory (20%, as gpulimit's SAFETY_KEEP_MEMORY).
     No job at all starts while less than it is available (core/placement.py), with --ram or
     without: one the machine can never have available is refused, all of its memory or
     more, or so near it (`99.99%`) that what this process itself holds is missing from it.
-    The refusal said "no job with --ram could start", and 99.99% was taken."""
-    if text.strip() in ("0", "none"):
+    The refusal said "no job with --ram could start", and 99.99% was taken. In ASCII
+    digits, unless `saved` (as _share)."""
+    raw = text.strip()
+    if raw.lower() in ("0", "none"):  # (any case, as every other setting's none)
         return 0
     total = host_memory_total()
-    size = int(_fraction(text) * total) if text.strip().endswith("%") else parse_size(text)
+    share = raw.endswith("%")
+    if share:
+        size = int(value * total) if 0 <= (value := _share(raw, saved)) < 1 else -1
+    else:
+        try:
+            size = parse_size(raw, allow_zero=True) if saved or raw.isascii() else -1
+        except ValueError:
+            size = -1
+    if size < 0:
+        raise ValueError(f"invalid {'share' if share else 'size'} '{text}': {_RAM_FORMS}")
     own = _own_resident()
     if size >= total - own:
         said = f"all this machine's memory ({format_size(total)}) or more"
@@ -134,12 +168,14 @@ SETTINGS: dict[str, Setting] = {
         _fraction,
         _percent,
         "share of each GPU's memory placement never hands out, e.g. 10%",
+        load=partial(_fraction, saved=True),
     ),
     "keep-ram": Setting(
         "keep_ram",
         _ram,
         lambda v: format_size(v) if v else "0",
         "host memory that must stay available after a job's --ram is taken, e.g. 8GiB or 20%",
+        load=partial(_ram, saved=True),
     ),
     "reserve-after": Setting(
         "reserve_after",
@@ -277,7 +313,7 @@ def _shown(setting: Setting, policy: Policy, raw: str | None) -> str:
     if not share.endswith("%") or value.endswith("%"):
         return value
     try:
-        share = _percent(_fraction(share))
+        share = _percent(_fraction(share, saved=True))
     except ValueError:  # one an older gpuherd kept that this one reads otherwise: as it is
         pass
     return f"{share} ({value})"

@@ -15,7 +15,7 @@ from gpuherd.core.idspec import JOBS_THERE_ARE, MAX_GPU_INDEX, MOST_GPUS, said_i
 from gpuherd.core.model import Device, JobSpec, Policy
 from gpuherd.core.reasons import Refusal, never_fits
 from gpuherd.core.reasons_never import GPUS_FLAG
-from gpuherd.core.units import LONGEST, format_size, format_size_down
+from gpuherd.core.units import BARE_LEAST, LONGEST, format_size, format_size_down
 from gpuherd.core.when import BEGIN_RANGE, LATEST
 from gpuherd.errors import InvalidValue, NotFound
 from gpuherd.host_memory import host_memory_total
@@ -362,17 +362,19 @@ def never_runs(
         found = never_fits(*asks, unused, gpus_flag)
         if found:
             return found
-    if spec.ram and spec.ram > (total := host_memory_total()):
-        # (the field as `field` names it: the dashboard's form says its box, Python its keyword)
-        # At most the machine's total, as --mem's refusal says the largest GPU's (rounded
-        # down: `--ram 23.5GiB` fits where the total is 23.54 GiB).
-        most = format_size_down(total)
-        return Refusal(
-            f"asks for {format_size(spec.ram)} of host memory, more than this machine has "
-            f"({format_size(total)})",
-            f"give a smaller {field('ram')}, at most {most}",
-            f"--ram {most.replace(' ', '')}",
-        )
+    keep = policy.keep_ram
+    if spec.ram and spec.ram > (room := (total := host_memory_total()) - keep):
+        # No job starts that would leave less than keep-ram available (core/placement.py):
+        # one asking more than the total less it waited for ever. At most what is left, as
+        # --mem's refusal says (rounded down: `--ram 23.5GiB` fits in 23.54 GiB; no "at most 0 B").
+        has = f"more than this machine has ({format_size(total)})"
+        most = format_size_down(room) if room >= BARE_LEAST else ""
+        if keep:
+            has = f"but this machine has {format_size(total)} ({most or '0 B'} "
+            has += f"once keep-ram's {format_size(keep)} is kept free)"
+        what = f"asks for {format_size(spec.ram)} of host memory, {has}"
+        way = f"give a smaller {field('ram')}" + (f", at most {most}" if most else "")
+        return Refusal(what, way, f"--ram {most.replace(' ', '')}" if most else "")
     return None
 
 

@@ -29,7 +29,7 @@ from conftest import Herd
         (["pueue"], "'pueue': gpuherd ls lists the jobs, --json for scripts (pueue's status)"),
         (["pueue", "parallel", "4"], "'pueue': gpuherd config set max-running N caps the jobs"),
         (["pueue", "kill", "3"], "'pueue': leave it out: gpuherd kill 3 ("),
-        (["pueue", "add", "-l", "x", "--", "true"], "'pueue': gpuherd submit -- CMD queues a"),
+        (["pueue", "add", "-l", "x", "--", "true"], "'pueue': gpuherd submit --name x -- true"),
         (["gpulimit", "add", "python3", "main.py"], "gpuherd submit -- python3 main.py queues"),
         (["gpulimitc", "show", "3"], "'gpulimitc': leave it out: gpuherd show 3 ("),
         (["gpulimit_server"], "'gpulimit_server': gpuherd daemon start starts the daemon"),

@@ -222,10 +222,13 @@ def command_hint(group: str, name: str, after: Sequence[str] = ()) -> str | None
         hint = hint.replace("NAME", shlex.quote(after[0]))
     if name in ("sbatch", "gbatch") and any(w.partition("=")[0] == "--array" for w in after):
         hint = THEIR_OPTIONS["submit"]["--array"]
-    elif group == TOP and after:  # (`gbatch --gpus 1 ...`, `scancel --name foo`)
-        from gpuherd.cli.other_tools_verbs import gbatch_hint, verb_option_hint
+    elif group == TOP and after:  # (`gbatch --gpus 1 ...`, `sbatch --wrap CMD`, `scancel -n x`)
+        from gpuherd.cli.other_tools_verbs import gbatch_hint, sbatch_hint, verb_option_hint
 
-        theirs = gbatch_hint(after) if name == "gbatch" else verb_option_hint(name, after)
+        if name in ("gbatch", "sbatch"):
+            theirs = gbatch_hint(after) if name == "gbatch" else sbatch_hint(after)
+        else:
+            theirs = verb_option_hint(name, after)
         hint = theirs or hint
     return f"No such command {name!r}: {as_typed(hint)}" if hint else None
 

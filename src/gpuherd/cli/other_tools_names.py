@@ -45,6 +45,7 @@ def tool_hint(words: Sequence[str]) -> str | None:
     `words` names no such tool."""
     from gpuherd.cli.main import COMMAND_TABLE
     from gpuherd.cli.other_tools import THEIR_COMMANDS, THEIR_OPTIONS, TOP
+    from gpuherd.cli.other_tools_verbs import gbatch_hint
 
     tool, *rest = words
     said = f"No such command {tool!r}: "
@@ -66,6 +67,8 @@ def tool_hint(words: Sequence[str]) -> str | None:
         job = rest[2:] if rest[1] == "--" else rest[1:]  # (an option of add's: said below)
         queue = f"{typed_name()} submit -- {shlex.join(job)}"
         return f"{said}{queue} queues it ({name} add)"
+    if verb == "add" and name == "pueue" and (options := gbatch_hint(rest[1:], "pueue")):
+        return said + as_typed(options)  # (`pueue add --label x -- CMD`: with --name x)
     hint = THEIR_OPTIONS[TOP].get(verb) if name == "tsp" else THEIR_COMMANDS[TOP].get(verb)
     if hint is None:
         hint = f"gpuherd --help lists the commands that do {name}'s job here"

@@ -43,11 +43,13 @@ def verb_option_hint(name: str, after: Sequence[str]) -> str | None:
     return None
 
 
-def gbatch_hint(words: Sequence[str]) -> str | None:
+def gbatch_hint(words: Sequence[str], tool: str = "gflow") -> str | None:
     """`gpuherd submit --gpus 1 --timeout 2:00:00 --name r1 -- python train.py queues it`
     of gflow's `gbatch --gpus 1 --time 2:00:00 --name r1 python train.py` (a bare --time
     is minutes there: 30m); an option submit has none of is answered as typed to it
-    (`--conda-env`). None (gbatch's hint) for an option known to neither, or no command."""
+    (`--conda-env`). None (gbatch's hint) for an option known to neither, or no command.
+    `tool` "pueue": the words after pueue's `add` (`--label x -- CMD`: `--name x`), whose
+    answer was the generic one of `add` where an option came first."""
     from gpuherd.core.sbatch_directives import slurm_time
 
     given: list[str] = []
@@ -56,9 +58,9 @@ def gbatch_hint(words: Sequence[str]) -> str | None:
         option, eq, value = rest.pop(0).partition("=")
         if option == "--":
             break
-        same = _gflow_option(option)
+        same = _same_option(option, tool)
         if same is None:
-            hint = THEIR_OPTIONS["submit"].get(option)
+            hint = THEIR_OPTIONS["submit"].get(option) if tool == "gflow" else None
             return None if hint is None else f"{option}: {'use ' * hint.startswith('--')}{hint}"
         value = value if eq else rest.pop(0) if rest else ""
         if same == "--after" and value == "@":  # (gflow's job submitted last)
@@ -66,21 +68,45 @@ def gbatch_hint(words: Sequence[str]) -> str | None:
         given += [same, slurm_time(value) if same == "--timeout" else value]
     if not rest:
         return None
-    return f"{typed_name()} submit {shlex.join([*given, '--', *rest])} queues it (gflow's gbatch)"
+    whose = "gflow's gbatch" if tool == "gflow" else "pueue add"
+    return f"{typed_name()} submit {shlex.join([*given, '--', *rest])} queues it ({whose})"
 
 
-_GFLOW_SAME = {"--gpus": "--gpus", "--name": "--name", "--priority": "--priority"}
-_GFLOW_SAME |= {"--time": "--timeout", "-t": "--timeout"}
-"""gbatch's options that submit takes as they are, or by another name (--time's minutes
-made `30m`)."""
+def sbatch_hint(words: Sequence[str]) -> str | None:
+    """`gpuherd submit -- python t.py queues it` of Slurm's `sbatch --wrap "python t.py"`
+    (the answer was `gpuherd submit -- ./job.sh`, the command dropped): its words as they
+    are where they say the same so, else as one argument, which sh runs as written, as
+    sbatch does (`--wrap "a && b"`). None without --wrap."""
+    for at, word in enumerate(words):
+        option, eq, value = word.partition("=")
+        if option != "--wrap":
+            continue
+        command = (value if eq else next(iter(words[at + 1 : at + 2]), "")).strip()
+        try:
+            split = shlex.split(command)
+        except ValueError:  # (an unclosed quote: sh says so when the job runs)
+            split = []
+        said = command if split and shlex.join(split) == command else shlex.quote(command)
+        return f"{typed_name()} submit -- {said} queues it (Slurm's sbatch --wrap)"
+    return None
 
 
-def _gflow_option(option: str) -> str | None:
-    """submit's option of gbatch's `option` with a value: as it is, or the one its hint
-    names first when that is gflow's (`--max-retries`: `--retries N (gflow's --max-retries)`);
-    None for any other."""
-    if option in _GFLOW_SAME:
-        return _GFLOW_SAME[option]
+_SAME = {
+    "gflow": {"--gpus": "--gpus", "--name": "--name", "--priority": "--priority"}
+    | {"--time": "--timeout", "-t": "--timeout"},
+    "pueue": {"--after": "--after", "-a": "--after", "--priority": "--priority"}
+    | {"-o": "--priority"},
+}
+"""gbatch's and pueue add's options that submit takes as they are, or by another name
+(--time's minutes made `30m`)."""
+
+
+def _same_option(option: str, tool: str) -> str | None:
+    """submit's option of `tool`'s `option` with a value: as it is, or the one its hint
+    names first when that is the tool's (`--max-retries`: `--retries N (gflow's
+    --max-retries)`, `--label`: `--name NAME (pueue's --label, ...)`); None for any other."""
+    if option in _SAME[tool]:
+        return _SAME[tool][option]
     hint = THEIR_OPTIONS["submit"].get(option, "")
     named = re.match(r"(--[a-z-]+) [A-Z]+\b", hint)
-    return named.group(1) if named and f"gflow's {option}" in hint else None
+    return named.group(1) if named and f"{tool}'s {option}" in hint else None
