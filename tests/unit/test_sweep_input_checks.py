@@ -33,7 +33,7 @@ from gpuherd.sweepfile import SweepFileError, parse_sweep
         ("s.yaml", "command: echo {x}\ngrid: {x: [1, 2], x: [3]}\n", "s.yaml:2"),
         ("s.yaml", "command: echo {x}\ngrid:\n  x: [1, 2]\n  y: [0]\n  x: [3]\n", "s.yaml:5"),
         ("s.yml", "command: echo {x}\ncommand: echo {x} {x}\ngrid: {x: [1]}\n", "s.yml:2"),
-        ("s.json", '{"command": "echo {x}", "grid": {"x": [1, 2], "x": [3]}}', "s.json"),
+        ("s.json", '{"command": "echo {x}", "grid": {"x": [1, 2], "x": [3]}}', "s.json:1"),
     ],
 )
 def test_a_key_given_twice_is_refused_with_its_name(name: str, text: str, where: str) -> None:
