@@ -283,7 +283,7 @@ def _never_here(job_id: int, reason: Refusal) -> str:
     edit = f"gpuherd edit {job_id} {reason.edit}" if reason.edit else f"gpuherd edit {job_id}"
     what = f"{reason.what}: {reason.way}" if reason.way and not reason.edit else reason.what
     return (
-        f"can never run on these GPUs: {what} "
+        f"can never run {reason.where}: {what} "
         f"({f'{add} {lets} it run, ' if add else ''}{edit} to ask for what there is, "
         f"or gpuherd rm {job_id})"
     )

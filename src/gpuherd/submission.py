@@ -374,7 +374,8 @@ def never_runs(
             has += f"once keep-ram's {format_size(keep)} is kept free)"
         what = f"asks for {format_size(spec.ram)} of host memory, {has}"
         way = f"give a smaller {field('ram')}" + (f", at most {most}" if most else "")
-        return Refusal(what, way, f"--ram {most.replace(' ', '')}" if most else "")
+        edit = f"--ram {most.replace(' ', '')}" if most else ""
+        return Refusal(what, way, edit, where="on this machine")
     return None
 
 

@@ -76,6 +76,6 @@ def test_a_queued_job_keep_ram_strands_says_it_never_runs(daemon: Herd) -> None:
     [row] = [j for j in daemon.json("ls") if j["id"] == job]  # (the setting is in effect)
     said = str(row["reason"])
     most = format_size_down(ROOM).replace(" ", "")
-    assert said.startswith(f"can never run on these GPUs: asks for {format_size(ASKED)} of ")
+    assert said.startswith(f"can never run on this machine: asks for {format_size(ASKED)} of ")
     assert f"(gpuherd edit {job} --ram {most} to ask for what there is" in said, said
     assert daemon.job(job)["state"] == "queued"

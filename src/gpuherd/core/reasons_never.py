@@ -29,12 +29,14 @@ class Refusal(str):
     out), with its parts: `way` its own way out, `edit` what `gpuherd edit` of a queued job
     takes to fit (service_reasons.py), `add` the GPUs the probe sees and gpuherd does not use
     whose `gpuherd gpus add` lets it run (said first: the job runs as asked), `seen` all such
-    GPUs it could use. A str: callers that only say it need not know it has parts."""
+    GPUs it could use, `where` what it could never run on (`on these GPUs`; a job's --ram, `on
+    this machine`). A str: callers that only say it need not know it has parts."""
 
     what: str
     way: str
     edit: str
     add: tuple[int, ...]
+    where: str
 
     def __new__(
         cls,
@@ -43,10 +45,12 @@ class Refusal(str):
         edit: str = "",
         add: Sequence[int] = (),
         seen: Sequence[int] = (),
+        where: str = "on these GPUs",
     ) -> Refusal:
         ways = [w for w in (adding(add, seen), way) if w]
         said = super().__new__(cls, f"{what}: {', or '.join(ways)}" if ways else what)
         said.what, said.way, said.edit, said.add = what, way, edit, tuple(add)
+        said.where = where
         return said
 
 
