@@ -41,8 +41,11 @@ def test_a_negative_timeout_is_refused_at_once(
 
 def test_a_wait_of_no_time_is_no_mistake(api: gpuherd.Herd, shared_work: Path) -> None:
     job = api.submit("true", gpus=0, hold=True, cwd=shared_work)
-    with pytest.raises(
-        TimeoutError, match=rf"^after 0s, 1 of 1 job still unfinished \(job {job.id}\)$"
+    with (
+        pytest.warns(gpuherd.WaitWarning, match=f"job {job.id} is held"),
+        pytest.raises(
+            TimeoutError, match=rf"^after 0s, 1 of 1 job still unfinished \(job {job.id}\)$"
+        ),
     ):
         job.wait(0)
 

@@ -45,14 +45,15 @@ def test_every_wait_says_its_timeout_in_one_wording(api: gpuherd.Herd, shared_wo
     held = [api.submit("true", gpus=0, hold=True, cwd=shared_work) for _ in range(2)]
     ids = f"{held[0].id}, {held[1].id}"
     said = rf"^after 0.2s, 2 of 2 jobs still unfinished \(jobs {ids}\)$"
-    with pytest.raises(TimeoutError, match=said):
+    held_said = pytest.warns(gpuherd.WaitWarning, match="held: waiting until")  # (each)
+    with held_said, pytest.raises(TimeoutError, match=said):
         api.wait(held, timeout=0.2)
-    with pytest.raises(TimeoutError, match=said):
+    with held_said, pytest.raises(TimeoutError, match=said):
         list(api.as_completed(held, timeout=0.2))
-    with pytest.raises(TimeoutError, match=said):
+    with held_said, pytest.raises(TimeoutError, match=said):
         list(gpuherd.as_completed(held, timeout=0.2))
     one = rf"^after 0s, 1 of 1 job still unfinished \(job {held[0].id}\)$"
-    with pytest.raises(TimeoutError, match=one):
+    with held_said, pytest.raises(TimeoutError, match=one):
         held[0].wait(timeout=0)
     for job in held:
         job.remove()

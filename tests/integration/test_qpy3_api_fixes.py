@@ -55,7 +55,10 @@ def test_wait_takes_a_sweep_held_points_too(api: gpuherd.Herd, shared_work: Path
         results_dir=shared_work / "results",
     )  # fmt: skip
     first, second = sweep.ids
-    with pytest.raises(TimeoutError, match=r"^after 0.1s, 2 of 2 jobs still unfinished"):
+    with (
+        pytest.warns(gpuherd.WaitWarning, match=f"jobs {first}-{second} are held"),
+        pytest.raises(TimeoutError, match=r"^after 0.1s, 2 of 2 jobs still unfinished"),
+    ):
         api.wait(sweep, timeout=0.1)  # (held points are waited for: they are named)
     for job in sweep.jobs():
         job.release()
