@@ -9,17 +9,27 @@ the folders a placeholder names (`runs/%j/` of `runs/%j/out.log`) are created as
 starts, and one that cannot be, or a file that cannot be opened, then fails the attempt with
 the reason (executors/local_outputs.py); a typo in the part before (`rnus/%j/out.log`) is
 still caught here.
+
+No job's file may be in a gpuherd home (home_around): it held herd.db, which the job's start
+emptied (the whole queue lost, the daemon unable to start again), daemon.log, ui_token, and
+every other job's logs in `jobs/`.
 """
 
 from __future__ import annotations
 
 import os
 import shlex
+from pathlib import Path
 
+from gpuherd import paths
 from gpuherd.core.output_files import fixed_folder, template_problem
 from gpuherd.core.text import shell_word
 from gpuherd.own_files import others_link
 from gpuherd.paths import FILE_IN_THE_WAY
+
+_HOME_MARKS = (paths.database(Path("/")).name, paths.lock_file(Path("/")).name)
+"""What a gpuherd home holds from its daemon's first start on: herd.db and daemon.lock (which
+stays after a stop). A `gpuherd run --keep-state` folder has herd.db alone: no home."""
 
 
 def absolute(given: str, cwd: str) -> str:
@@ -48,6 +58,11 @@ def output_problem(given: str, cwd: str) -> str | None:
     if problem := planted_link(os.path.join(cwd, os.path.expanduser(given))):
         return problem
     path = absolute(given, cwd)
+    if home := home_around(fixed_folder(path)):
+        return (
+            f"{path} is in gpuherd's home {shell_word(home)}: the home is gpuherd's own "
+            "(herd.db, daemon.log, every job's folder and logs): name a file outside it"
+        )
     if given.endswith("/") or os.path.isdir(path):
         return f"{path} is a folder: name a file in it, such as {os.path.join(path, '%j.log')}"
     if "%" not in path and os.path.exists(path):  # (/dev/null, or a file written before)
@@ -68,6 +83,22 @@ def output_problem(given: str, cwd: str) -> str | None:
     if not os.access(folder, os.W_OK | os.X_OK):
         return f"cannot create a file in {folder} ({_why_not(folder)}): name a file elsewhere"
     return None
+
+
+def home_around(folder: str) -> str | None:
+    """The gpuherd home that `folder` (absolute, links resolved) is, or is in: the nearest
+    folder on its way up to `/` that holds _HOME_MARKS; None if none does. Found by what the
+    home holds, not by the daemon's home alone: every client's check (the CLI's, exit 2) and
+    a sweep's results_dir have no daemon's home to compare with, and another home's files are
+    no less gpuherd's."""
+    database, lock = _HOME_MARKS
+    while True:  # (~4 us a folder on its way: one lstat, herd.db's, where there is none)
+        if os.path.lexists(f"{folder}/{database}") and os.path.lexists(f"{folder}/{lock}"):
+            return folder
+        up = os.path.dirname(folder)
+        if up == folder:  # (`/`, or a relative folder run out: none)
+            return None
+        folder = up
 
 
 def _file_in_the_way(folder: str) -> str | None:

@@ -8,7 +8,8 @@ the daemon (as root, there) renamed the file and made a folder in its place; a l
 user's own to a folder of theirs was moved aside alike. And a folder in the daemon's home (a
 job's `jobs/<id>`) mixed a job's logs with another's, which `rm` deleted, and the home itself
 got a job's job.json and attempt-1/ beside herd.db.
-Each is refused at submission now, in one line.
+Each is refused at submission now, in one line; and a sweep's results_dir there alike
+(refuse_home_folder), its points' folders being jobs' own.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pathlib import Path
 from gpuherd.core.text import shell_word
 from gpuherd.errors import InvalidValue
 from gpuherd.layout import Layout
+from gpuherd.output_paths import home_around
 from gpuherd.submission_batch import Batch
 from gpuherd.submission_text import field
 from gpuherd.wire import SubmitItem
@@ -56,16 +58,42 @@ def refuse_own_folders(items: Sequence[SubmitItem], home: str | os.PathLike[str]
                 real = os.path.join(resolved, name)
         except (ValueError, UnicodeError):  # a NUL, text no path holds: spec_from_item says so
             continue
-        if real in (real_home, real_jobs) or real.startswith(real_jobs + "/"):
-            what = (
-                "is gpuherd's home"
-                if real == real_home
-                else f"is in {shell_word(real_jobs)}, the folder of gpuherd's own jobs' folders"
-            )
-            raise InvalidValue(
-                f"{batch.where(n)}folder {shell_word(folder)} {what}: the home is gpuherd's own "
-                "(herd.db, every job's folder): give a folder outside it"
-            )
+        if what := _gpuherds(real, real_home, real_jobs):
+            raise InvalidValue(f"{batch.where(n)}{_refused('folder', folder, what)}")
+
+
+def refuse_home_folder(name: str, folder: str) -> None:
+    """InvalidValue if the absolute `folder`, where jobs' folders go (`name`: a sweep's
+    results_dir), is a gpuherd home or a place in its `jobs/`, as a job's own `folder` may not
+    be (refuse_own_folders): a point's folder there was another job's `jobs/<id>`, which its
+    `rm` deleted with the point's results. The home is found by what it holds (home_around):
+    a sweep's request has no daemon's home to compare with."""
+    try:
+        real = os.path.realpath(folder)
+    except (ValueError, UnicodeError):  # a NUL, text no path holds: said where it is used
+        return
+    if (home := home_around(real)) is None:
+        return
+    if what := _gpuherds(real, home, os.path.realpath(Layout.for_home(Path(home)).root)):
+        raise InvalidValue(_refused(name, folder, what))
+
+
+def _gpuherds(real: str, real_home: str, real_jobs: str) -> str | None:
+    """What of gpuherd's own the folder `real` is (all three resolved): its home, or a place
+    in the home's `jobs/`; None for neither (a folder of the user's own under the home)."""
+    if real == real_home:
+        return "is gpuherd's home"
+    if real == real_jobs or real.startswith(real_jobs + "/"):
+        return f"is in {shell_word(real_jobs)}, the folder of gpuherd's own jobs' folders"
+    return None
+
+
+def _refused(name: str, folder: str, what: str) -> str:
+    """The line refusing `folder`, given as `name`, that _gpuherds says `what` of."""
+    return (
+        f"{name} {shell_word(folder)} {what}: the home is gpuherd's own (herd.db, every job's "
+        "folder): give a folder outside it"
+    )
 
 
 def not_a_folder(folder: str, path: str) -> str | None:

@@ -20,7 +20,7 @@ from gpuherd.core.sweep_fixed import overridden_fixed, unused_fixed
 from gpuherd.core.sweep_values import alike_values, check_finite
 from gpuherd.core.units import first_named, plural
 from gpuherd.errors import InvalidValue
-from gpuherd.submission_folders import check_cwd
+from gpuherd.submission_folders import check_cwd, refuse_home_folder
 from gpuherd.sweep_checks import changed_values, missing_scripts
 from gpuherd.sweep_files import marker, moved_run, points_there
 from gpuherd.sweep_specs import expand_points
@@ -73,9 +73,11 @@ def parsed_spec(request: SweepRequest) -> SweepSpec:
 
 
 def placed_spec(spec: SweepSpec, cwd: str, seed: int | None) -> SweepSpec:
-    """`spec` with its results folder absolute (relative ones are `cwd`'s), and `seed`."""
+    """`spec` with its results folder absolute (relative ones are `cwd`'s), and `seed`;
+    InvalidValue for a results folder in gpuherd's home (refuse_home_folder)."""
     where = os.path.expanduser(spec.results_path)
     results = os.path.normpath(os.path.join(cwd, where))
+    refuse_home_folder("results_dir", results)  # (its points' folders are jobs' folders)
     try:
         return replace(spec, results_dir=results, seed=seed)
     except SweepError as exc:

@@ -168,6 +168,7 @@ def run(
             make_output_dir,
             output_held,
         )
+        from gpuherd.submission_folders import refuse_home_folder
         from gpuherd.submission_text import reject_nul
 
     refuse_cpu_only_mem(gpus_per_job, mem, "--gpus-per-job", exclusive)
@@ -213,6 +214,9 @@ def run(
     # (before herd_runs/<now> is made: a --times-from herd_runs not there yet was found then)
     run_times = earlier_run_times(times_from, None) if longest and fresh else None
     out = Path(output_dir) if output_dir is not None else fresh_run_dir()
+    # Not in a daemon's home: a job folder there was another job's (its `rm` deleted the
+    # run's results), and --keep-state moved the run's herd.db over the daemon's.
+    refuse_home_folder("--output-dir", str(out.absolute()))
     try:
         with contextlib.ExitStack() as hold:  # the folder is this run's until it ends
             held = out.is_dir()

@@ -33,6 +33,7 @@ from gpuherd.core.units import plural
 from gpuherd.errors import HerdError
 from gpuherd.program_hints import sweep_program_hints
 from gpuherd.script_files import missing_script_hints
+from gpuherd.submission_folders import refuse_home_folder
 from gpuherd.submission_text import reject_not_utf8_in
 
 
@@ -64,6 +65,7 @@ def dry_run(spec: SweepSpec, cwd: str, yes: bool, said: DryRun) -> None:
     # points' folder names failed to hash them (a traceback).
     reject_not_utf8_in("sweep: ", spec_to_dict(spec))
     results = os.path.normpath(os.path.join(cwd, os.path.expanduser(spec.results_path)))
+    refuse_home_folder("results_dir", results)  # (as the daemon's sweep_plan.placed_spec)
     seed, recorded = spec.seed, False
     if spec.needs_seed and seed is None:  # as the daemon draws: with the sweep's own seed
         seed = recorded_seed(spec.name)
