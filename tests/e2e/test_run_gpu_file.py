@@ -196,9 +196,9 @@ def test_a_gpu_file_that_cannot_be_used_is_refused_at_the_start_in_one_line(
         gpus.write_bytes(content.encode() if isinstance(content, str) else content)
     jobs = job_file(runs, probe, "a", sleep=0)
     out = runs.root / "out"
-    proc = runs.run(
-        "--fake-gpus", "2", "--gpu-file", str(gpus), *args, "--output-dir", str(out), str(jobs)
-    )
+    # (not with --gpus: that pair is refused first, --gpus and --fake-gpus exclude each other)
+    fake = [] if "--gpus" in args else ["--fake-gpus", "2"]
+    proc = runs.run(*fake, "--gpu-file", str(gpus), *args, "--output-dir", str(out), str(jobs))
     line = assert_one_error_line(proc)
     assert proc.returncode == status
     assert line.startswith(f"gpuherd: error: {error.replace('GPUS', str(gpus))}"), line

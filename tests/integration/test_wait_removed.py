@@ -203,7 +203,8 @@ def test_result_of_a_job_removed_while_it_waits_raises_job_removed(shared_daemon
     assert (waiter.returncode, out, err) == (
         0,
         f"JobRemoved removed True\njob {held}: {REMOVED}, so it has no result\n",
-        "",
+        f"<string>:8: WaitWarning: job {held} is held: waiting until it is released (gpuherd "
+        f"release {held} lets it run)\n",  # (-c: no source line to show)
     )
 
 
