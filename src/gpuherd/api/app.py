@@ -34,7 +34,9 @@ from gpuherd.api.endpoints import (
     given_twice,
     not_allowed,
     outside_enum,
+    to_bare_path,
     unparsable,
+    without_slash,
 )
 from gpuherd.api.limits import ASGIApp, CapsBody, Receive, Scope, Send
 from gpuherd.api.numbers import gpu_text, not_an_object, too_large_problem, which_too_large
@@ -100,7 +102,9 @@ class AddsDashboard:
 
 
 def create_app(service: Service, pid: int, socket_path: str) -> FastAPI:
-    app = HerdApi(title="gpuherd", version=__version__, docs_url=None, redoc_url=None)
+    app = HerdApi(
+        title="gpuherd", version=__version__, docs_url=None, redoc_url=None, redirect_slashes=False
+    )
     app.state.service = service
     app.state.pid = pid
     app.state.socket_path = socket_path
@@ -126,6 +130,8 @@ def create_app(service: Service, pid: int, socket_path: str) -> FastAPI:
         # An unknown path or method under /api answers as every API error does; an unknown
         # page as the dashboard's pages do; the rest (a fragment's, a static file's) as the API.
         if not request.url.path.startswith("/api/"):
+            if exc.status_code == 404 and (moved := to_bare_path(request.app, request.scope)):
+                return moved  # (a page's address typed with a trailing /)
             page = dashboard.error_page(request, 404) if exc.status_code == 404 else None
             return page or _other_http_error(request, exc)
         return _api_http_error(request, exc)
@@ -196,8 +202,16 @@ def _api_http_error(request: Request, exc: StarletteHTTPException) -> JSONRespon
 
 
 def _no_endpoint(request: Request) -> JSONResponse:
-    line = f"no such endpoint: {_method(request)} {request.url.path} (/openapi.json lists them)"
-    return JSONResponse({"error": line}, status_code=404)
+    said = _no_such(request) or f"{_method(request)} {request.url.path} (/openapi.json lists them)"
+    return JSONResponse({"error": f"no such endpoint: {said}"}, status_code=404)
+
+
+def _no_such(request: Request) -> str | None:
+    """What a path that some route takes but for its trailing `/` gets, in the 404's line
+    (endpoints.without_slash): the path to use (None: not such a path)."""
+    if bare := without_slash(request.app, request.scope):
+        return f"{_method(request)} {request.url.path}: leave out the trailing / ({bare})"
+    return None
 
 
 def _other_http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
@@ -209,7 +223,8 @@ def _other_http_error(request: Request, exc: StarletteHTTPException) -> JSONResp
     if exc.status_code == 405 and allowed:
         line = not_allowed(_method(request), path, allowed.split(", "), described=False)
     elif exc.status_code == 404:
-        line = f"no such endpoint: {_method(request)} {path} (the dashboard is at /)"
+        said = _no_such(request) or f"{_method(request)} {path} (the dashboard is at /)"
+        line = f"no such endpoint: {said}"
     else:
         line = str(exc.detail)
     return JSONResponse({"error": line}, status_code=exc.status_code, headers=exc.headers)

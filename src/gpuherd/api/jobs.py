@@ -25,6 +25,7 @@ from gpuherd.api.job_wait import waited
 from gpuherd.api.routes import RouteTable
 from gpuherd.core.listing_filters import empty_filter
 from gpuherd.core.states import LIVE_STATES
+from gpuherd.core.sweep_spec import no_such_sweep
 from gpuherd.core.when import window_refusal
 from gpuherd.edit_warnings import EditedJob, edit_warnings
 from gpuherd.errors import Conflict, Forbidden, InvalidValue, NotFound
@@ -98,17 +99,21 @@ async def list_jobs(
     how many jobs that match the limit left out, `more_earlier` of them before the first
     listed (the oldest finished ones: core/nearest_now.py), the rest after the last.
     `unreadable`: the jobs left out as their rows cannot be read (id, and why: the way out).
-    A filter that picks no job is refused (_refuse_no_match), as `ls` refuses it."""
+    A filter that picks no job is refused (_refuse_no_match), as `ls` refuses it, and so is
+    a `sweep` no job and no sweep has (_known_sweep)."""
     _refuse_no_match({"project": project, "sweep": sweep, "name": name}, since, until)
     match = JobFilter(project, sweep, name, since, until)
     query = ListingQuery(states_named(state or ()), match, all, limit, newest)
     filtered = {"filtered": ["project", "sweep", "name", "since", "until"]}
     service = _service(request)
     if ids_only:
-        return {"ids": await service.ls_ids_off_loop(query), **filtered}
+        ids = await service.ls_ids_off_loop(query)
+        _known_sweep(service, sweep, bool(ids))
+        return {"ids": ids, **filtered}
     # The collector held off until the views are gone (ListingReader.listing says why).
     with collector_paused():
         jobs, left = await service.ls_off_loop(query)
+        _known_sweep(service, sweep, bool(jobs or left.total or left.unreadable))
         more = {
             "more": left.total,
             "more_earlier": left.earlier,
@@ -125,6 +130,15 @@ async def list_jobs(
     # (what the socket did not take at once), on the loop: 0.1-0.3 s held. In pieces instead,
     # the loop let go between (uvicorn also waits there while the client is behind).
     return _InPieces(body, media_type="application/json")
+
+
+def _known_sweep(service: Service, sweep: str | None, found: bool) -> None:
+    """NotFound (`no sweep named 'lr-sweeep' (did you mean 'lr-sweep'?): ...`, as `GET
+    /sweeps/{name}` says it) for a `sweep` that found no job as no sweep has that name: an
+    empty list, a 200, made `kill $(ls -q --sweep TYPO)` stop nothing, without a word, in
+    every client. Asked only then: a sweep's jobs prove it is known (`sweep rm` takes them)."""
+    if sweep is not None and not found and service.store.get_sweep(sweep) is None:
+        raise NotFound(no_such_sweep(sweep, service.store.sweep_names()))
 
 
 def _refuse_no_match(

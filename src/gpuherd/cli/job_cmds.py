@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Sequence
 from typing import Any
 
 import click
@@ -62,7 +61,6 @@ from gpuherd.cli.param_types import (
     WholeRange,
     completes,
 )
-from gpuherd.cli.sweep_path import known_sweep
 from gpuherd.client import Client
 from gpuherd.core.deps import KINDS
 from gpuherd.core.idspec import format_ids
@@ -269,8 +267,9 @@ def list_jobs(
     match = {"project": project, "sweep": sweep, "name": name_glob, "since": since, "until": until}
     all_jobs = all_jobs or since is not None or until is not None  # a window: every job in it
     if quiet and limit is None:
+        # A --sweep no sweep has is refused by the daemon (`no sweep named 'x': ...`, exit 1):
+        # `gpuherd kill $(gpuherd ls -q --sweep TYPO)` stopped nothing, unsaid.
         ids = listed_ids(client, states, match, all_jobs)
-        _none_of_no_sweep(client, sweep, ids)
         click.echo("\n".join(map(str, ids)), nl=bool(ids))
         return
     if limit is None and not (as_json or quiet or as_csv or all_jobs):
@@ -281,7 +280,6 @@ def list_jobs(
     def listing() -> dict[str, Any]:
         query = {"state": list(states), **match, "all": all_jobs or None, "limit": limit}
         answer = filtered(client.get("/jobs", **query), match)
-        _none_of_no_sweep(client, sweep, answer["jobs"])
         unread.update(job["id"] for job in answer.get("unreadable") or ())
         return answer
 
@@ -311,14 +309,6 @@ def list_jobs(
         term.write(table(term))
     if unread:  # the others are listed; a script is told that some job was not
         sys.exit(1)
-
-
-def _none_of_no_sweep(client: Client, sweep: str | None, found: Sequence[object]) -> None:
-    """NotFound (exit 1, `no sweep named 'lr-sweeep' (did you mean 'lr-sweep'?)`) where
-    --sweep matched no job as no sweep has that name, as `wait --sweep` says it: `gpuherd kill
-    $(gpuherd ls -q --sweep TYPO)` stopped nothing, unsaid (`no jobs match`, exit 0)."""
-    if sweep is not None and not found:
-        known_sweep(client, sweep)
 
 
 @click.command(cls=TakesJobIds)
