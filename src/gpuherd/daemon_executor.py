@@ -13,18 +13,20 @@ from gpuherd.core.units import plural
 from gpuherd.errors import HerdError
 from gpuherd.gpus import GpuProbe, make_probe
 from gpuherd.gpus.choice import GpuChoice
-from gpuherd.removed_gpus import settle_removed
+from gpuherd.removed_gpus import keep_removed, settle_removed
 from gpuherd.saved_settings import (
     EXECUTOR,
     NEVER_SAVED,
     PROBE,
+    REMOVED_GPUS,
     DamagedSetting,
     SavedExecutor,
     parse_executor,
     parse_probe,
     shown,
 )
-from gpuherd.store import Store
+from gpuherd.store import DeviceConfig, Store
+from gpuherd.store_tables import DamagedDeviceRow, device_config
 
 log = logging.getLogger("gpuherd.daemon")
 
@@ -143,16 +145,19 @@ def choose_probe(store: Store, choice: GpuChoice, slots: int | None) -> tuple[Gp
         raise ValueError(f"--slots must be 1 to {MAX_SLOTS}, got {slots}")
     saved = _last_gpus(store, choice)
     asked = {"gpus": choice.gpus, "fake_gpus": choice.fake_gpus}
+    anew = _back_from_cluster(store)
     if saved and (not choice.given or (saved == asked and slots is None)):
         try:
-            probe, _ = make_probe(saved["gpus"], saved["fake_gpus"], choice.origin)
+            probe, slot_map = make_probe(saved["gpus"], saved["fake_gpus"], choice.origin)
         except ValueError as exc:  # (a --fake-gpus file gone since, or a value edited in)
             found = shown(json.dumps(saved))
             raise HerdError(
                 f"the GPUs the last start used (herd.db's `{PROBE}` setting: {found}) cannot "
                 f"be used: {exc}; {_NAME_THE_GPUS}"
             ) from None
-        if slots is not None:
+        if anew:  # (the cluster's GPUs were dropped: the last local start's come back)
+            store.replace_devices({i: n * (slots or 1) for i, n in slot_map.items()})
+        elif slots is not None:
             slot_map = dict.fromkeys((d.index for d in store.devices()), slots)
             store.replace_devices(slot_map, keep_states=True)
         return probe, []
@@ -164,6 +169,64 @@ def choose_probe(store: Store, choice: GpuChoice, slots: int | None) -> tuple[Gp
         back = settle_removed(store, slot_map, same_setup=saved == asked)
         store.set_setting(PROBE, json.dumps(asked))
     return probe, back
+
+
+LOCAL_GPUS_ASIDE = "local_gpus_aside"
+"""herd.db's setting of the local executor's GPUs (each one's slots, state and cap on --mem
+jobs) and of the GPUs removed there, set aside as a start switches to a Ray cluster, whose GPUs
+take their place (ray_cluster.configure); put back by a local start after it."""
+
+
+def set_local_gpus_aside(store: Store) -> None:
+    """Keep the local executor's GPUs and removed GPUs for the next local start (the table
+    that follows is the cluster's: `_back_from_cluster`)."""
+    devices = [[d.index, d.slots, d.state.value, d.max_jobs] for d in store.devices()]
+    removed = store.get_setting(REMOVED_GPUS)
+    store.set_setting(LOCAL_GPUS_ASIDE, json.dumps({"devices": devices, "removed": removed}))
+
+
+def _back_from_cluster(store: Store) -> bool:
+    """After a start on a Ray cluster, whose GPUs (and GPUs removed there) took the place of
+    the local ones: put the local ones back, as set aside at the switch. Before, the
+    cluster's stayed: a restart with the last local start's options (taken as a plain
+    restart) kept the cluster's GPUs (`--fake-gpus 4` gave 2), and a GPU removed on one
+    executor was out, or "in use again", on the other. True when there was nothing to put
+    back (a home whose first start was on a cluster, or switched by an older gpuherd): the
+    cluster's are dropped, and the GPUs are to be configured anew."""
+    try:
+        if parse_executor(store.get_setting(EXECUTOR)).kind != "ray":
+            return False
+    except DamagedSetting:  # (a start that names its executor: taken as it is)
+        return False
+    # (kept after a start that fails later: the next one puts them back again)
+    text = store.get_setting(LOCAL_GPUS_ASIDE)
+    with store.transaction():
+        store.replace_devices({})
+        keep_removed(store, {})
+        if not text:
+            return True
+        try:
+            aside = json.loads(text)
+            for row in aside["devices"]:
+                store.put_device(_device(row))
+            if aside["removed"] is not None:
+                store.set_setting(REMOVED_GPUS, str(aside["removed"]))
+        except (ValueError, TypeError, KeyError) as exc:  # (a hand edit's: start_mends words)
+            log.warning("herd.db's `%s` setting is damaged (%s): not used", LOCAL_GPUS_ASIDE, exc)
+            store.replace_devices({})
+            keep_removed(store, {})
+            return True
+    return False
+
+
+def _device(row: list[object]) -> DeviceConfig:
+    index, slots, state, max_jobs = row
+    if not isinstance(index, int) or isinstance(index, bool) or index < 0:
+        raise ValueError(f"{index!r} is no GPU index")
+    try:
+        return device_config(index, slots, state, max_jobs)
+    except DamagedDeviceRow as exc:  # (a value put right, as a start puts a device row right)
+        return exc.mended
 
 
 _NAME_THE_GPUS = (

@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import os
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpuherd import jobfiles, seen_alive
@@ -43,7 +44,8 @@ from gpuherd.engine_held_runs import watch_held_runs
 from gpuherd.engine_learning import lower_learned_mem
 from gpuherd.engine_restored import later_runs, take_later
 from gpuherd.engine_taken import recorded_stop, recorded_usage, requeue_ended
-from gpuherd.executors.base import RAY_PLACE_FILE, UNKNOWN_SIGNS
+from gpuherd.executors.base import RAY_PLACE_FILE, UNKNOWN_SIGNS, SignsOfLife
+from gpuherd.executors.ray_files import ray_last_seen
 from gpuherd.stop_signals import sigterm_sent
 
 if TYPE_CHECKING:
@@ -115,12 +117,16 @@ def _observe(engine: Engine, job: Job, now: float, alive: dict[tuple[int, int], 
     status = executor.recorded_exit(folder)
     ended_at, signs = (status.ended_at if status else now), UNKNOWN_SIGNS
     if status is None and pid is not None and not running:  # lost: no shell wrote its end
-        # A Ray attempt's are never this machine's (a home switched from Ray with
-        # --abandon-running): its node's boot is not known, its logs here are the daemon's.
-        signs = UNKNOWN_SIGNS if _ran_on_ray(folder) else executor.signs_of_life(folder)
-        stopped = alive.get((job.id, job.attempt))  # seen running as the last daemon stopped
-        if stopped is not None and (signs.last_seen is None or stopped > signs.last_seen):
-            signs = replace(signs, last_seen=stopped)
+        stopped = alive.get((job.id, job.attempt))  # counted running as the last daemon stopped
+        if _ran_on_ray(folder):
+            # Never this machine's signs (its node's boot is not known, its logs here are the
+            # daemon's copies); and the last daemon saw it only through its actor's answers,
+            # which may have stopped long before that daemon did (the cluster away).
+            signs = SignsOfLife(ray_last_seen(Path(folder), stopped), None)
+        else:
+            signs = executor.signs_of_life(folder)
+            if stopped is not None and (signs.last_seen is None or stopped > signs.last_seen):
+                signs = replace(signs, last_seen=stopped)
         ended_at = lost_end(job.started_at, signs.last_seen, signs.booted, now)
     return Observed(
         pid=pid,
@@ -200,13 +206,17 @@ ABANDONED = (
 
 
 def _why_gone(engine: Engine, job: Job) -> str:
-    """Why an attempt gone with no exit status is (its outcome's message): of one that ran on
-    a Ray cluster, found by a daemon that runs jobs elsewhere (a home switched with
+    """Why an attempt gone with no exit status is (its outcome's message), of one that ran on
+    a Ray cluster: found by a daemon that runs jobs elsewhere (a home switched with
     --abandon-running), that it was given up, where "vanished" said its processes were gone
-    while they may run on there."""
-    if _ran_on_ray(str(engine.layout.attempt_dir(job, job.attempt))):
-        return ABANDONED
-    return ""
+    while they may run on there; found by one on a Ray cluster, what that cluster tells
+    (RayExecutor.gone_why: started again, its node gone...). Before, that one said
+    --abandon-running too, which no one had given."""
+    folder = str(engine.layout.attempt_dir(job, job.attempt))
+    if not _ran_on_ray(folder):
+        return ""
+    gone_why = getattr(engine.executor, "gone_why", None)  # (a Ray executor's alone)
+    return ABANDONED if gone_why is None else str(gone_why(folder))
 
 
 def _ran_on_ray(folder: str) -> bool:

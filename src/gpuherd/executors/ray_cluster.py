@@ -25,6 +25,7 @@ import ray
 from gpuherd.core.model import DeviceState
 from gpuherd.core.naming import gpus_named
 from gpuherd.core.units import plural
+from gpuherd.daemon_executor import set_local_gpus_aside
 from gpuherd.devices import DeviceTable
 from gpuherd.executors.ray import RayExecutor, home_tag
 from gpuherd.executors.ray_auth import check_token, effective
@@ -266,9 +267,13 @@ def _ray_setting(name: str, value: str) -> Iterator[None]:
 def configure(store: Store, probe: RayProbe) -> None:
     """Configure exactly the GPUs the cluster has now (one slot each), none removed: the GPUs
     removed on the local executor are other GPUs, whose indices the cluster's may take (kept,
-    they would keep a node that joins later out for good)."""
-    store.replace_devices(dict.fromkeys((r.index for r in probe.read()), 1))
-    keep_removed(store, {})
+    they would keep a node that joins later out for good). The local ones are set aside, for
+    a local start after this (daemon_executor._back_from_cluster)."""
+    readings = probe.read()
+    with store.transaction():
+        set_local_gpus_aside(store)
+        store.replace_devices(dict.fromkeys((r.index for r in readings), 1))
+        keep_removed(store, {})
 
 
 def disconnect(executor: object = None) -> None:

@@ -1,7 +1,7 @@
 """The files of a Ray attempt's folder on the daemon's machine (executors/ray.py): the logs
-pulled from the node, `ray.json` (where it ran) and `exit_status`, whose modification time
+pulled from the node, `ray.json` (where it ran), `exit_status`, whose modification time
 is when the job ended on its node (read back after a daemon restart, as the local executor's
-is)."""
+is), and `ray-heard`, when its actor last answered."""
 
 from __future__ import annotations
 
@@ -73,3 +73,47 @@ def write_json(path: Path, data: dict[str, Any]) -> None:
         tmp = path.with_name(path.name + ".tmp")
         tmp.write_text(json.dumps(data, indent=2) + "\n")
         tmp.replace(path)
+
+
+HEARD_FILE = "ray-heard"
+"""The cluster (its address) whose actor of the attempt answered the daemon last, and when
+(the file's modification time): what a restart knows of an attempt it finds gone. Before, it
+took the last daemon's stop for the attempt's last sign of life, also after the cluster had not
+answered for minutes."""
+HEARD_EVERY = 5.0
+"""Seconds between two notes while the actor answers: the most a sign of life is off by."""
+HEARD_SLACK = 5.0
+"""Seconds past HEARD_EVERY by which the last daemon's stop may follow the note, and the
+attempt still count as heard until then (a pull waits up to 1 s; a busy daemon's loop lags)."""
+
+
+def note_heard(folder: Path, address: str) -> None:
+    """The attempt's actor on the cluster at `address` has answered now."""
+    with contextlib.suppress(OSError):
+        try:
+            os.utime(folder / HEARD_FILE)  # (its address is the same while it is followed)
+        except FileNotFoundError:
+            tmp = folder / (HEARD_FILE + ".tmp")
+            tmp.write_text(address)
+            tmp.replace(folder / HEARD_FILE)
+
+
+def last_heard(folder: Path) -> tuple[str, float] | None:
+    """(the cluster's address, when) of the attempt's last answer; None: never noted."""
+    try:
+        path = folder / HEARD_FILE
+        return path.read_text(), path.stat().st_mtime
+    except OSError:
+        return None
+
+
+def ray_last_seen(folder: Path, stopped: float | None) -> float | None:
+    """When a Ray attempt found gone was last known alive: when the last daemon stopped
+    (`stopped`: it counted the attempt running) if its actor answered until then, else when
+    its actor last answered. (An attempt of an older gpuherd, with no note: `stopped`.)"""
+    heard = last_heard(folder)
+    if heard is None:
+        return stopped
+    if stopped is not None and heard[1] <= stopped <= heard[1] + HEARD_EVERY + HEARD_SLACK:
+        return stopped
+    return heard[1]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import signal as signals
 import time
@@ -27,10 +28,19 @@ from typing import Any
 
 import ray
 
-from gpuherd.executors.base import ExitStatus, SpawnError
+from gpuherd.executors.base import RAY_PLACE_FILE, ExitStatus, SpawnError
 from gpuherd.executors.ray_errors import actor_died_note, first_line, lost_why, said_more
-from gpuherd.executors.ray_files import append, decode, size, tail, write_exit
-from gpuherd.executors.ray_link import CALL_TIMEOUT, ClusterLink
+from gpuherd.executors.ray_files import (
+    HEARD_EVERY,
+    append,
+    decode,
+    last_heard,
+    note_heard,
+    size,
+    tail,
+    write_exit,
+)
+from gpuherd.executors.ray_link import CALL_TIMEOUT, ClusterDown, ClusterLink
 from gpuherd.executors.ray_lookup import Lookup, answered, look_up
 from gpuherd.executors.ray_stops import Stop, Stopping
 from gpuherd.executors.ray_verdict import verdict
@@ -73,6 +83,8 @@ class Run:
     chose), or, for a job without GPUs, whose node Ray chose, once it is up."""
     heard: float = field(default_factory=time.monotonic)
     """When its actor last answered (monotonic); at first, when it was started or looked up."""
+    noted: float = -HEARD_EVERY
+    """When that was last noted in its folder (monotonic: ray_files.note_heard)."""
     stop: Stop | None = None
     """Its stop's SIGTERM, sent, or owed (ray_stops.py): asked before its actor was found,
     or while it was out of reach."""
@@ -90,6 +102,7 @@ class Following(Stopping):
 
     link: ClusterLink
     namespace: str
+    address: str
     _runs: dict[int, Run]
 
     async def _follow(self, handle: int, run: Run) -> None:
@@ -128,6 +141,9 @@ class Following(Stopping):
                 code, died = -1, exc
                 break
             unavailable, run.heard = 0, time.monotonic()
+            if run.heard - run.noted >= HEARD_EVERY:  # (for a restart that finds it gone)
+                note_heard(folder, self.address)
+                run.noted = run.heard
             self.deliver(run)  # it answers: what did not reach it meanwhile, it gets now
             await self._ask_node(run)  # (if it did not answer before)
             for i, key in enumerate(("out", "err")):
@@ -250,6 +266,31 @@ class Following(Stopping):
             status = replace(status, why=why)
         if run.on_exit is not None:
             run.on_exit(status)
+
+    def gone_why(self, attempt_dir: str) -> str:
+        """Why an attempt that a restart found gone (no actor, no exit status) is lost, in the
+        words its history gives after `lost: `: the cluster it ran on is another (a start with
+        --abandon-running), or was started again (a new cluster: it knows none of the nodes of
+        the one before), or its node left it, or its actor ended, while no daemon watched."""
+        folder = Path(attempt_dir)
+        heard = last_heard(folder)
+        if heard is not None and heard[0] != self.address:
+            return (
+                f"it ran on the Ray cluster at {heard[0]}, which this daemon does not use "
+                "(--abandon-running): its processes may go on there"
+            )
+        try:
+            node = json.loads((folder / RAY_PLACE_FILE).read_text()).get("node_id")
+            alive = {str(n["NodeID"]): bool(n["Alive"]) for n in self.link.nodes()}
+        except (OSError, ValueError, AttributeError, KeyError, ClusterDown):
+            node, alive = None, {}
+        if node in alive:
+            if alive[node]:
+                return "its Ray actor ended while no daemon watched, with no exit status"
+            return "its Ray node left the cluster while no daemon watched"
+        if node is not None and heard is not None:  # (the cluster's address is the same)
+            return "the Ray cluster it ran on was started again (a new cluster)"
+        return f"its Ray actor is gone from the Ray cluster at {self.address}"
 
     def out_of_reach(self, pid: int) -> str | None:
         """Why the attempt cannot be stopped now: the cluster does not answer (a kill is

@@ -8,6 +8,9 @@ not answer, either may not get through: `ray.kill` is refused at once (ray_link.
 owed (`Run.stop`, `Run.kill_owed`) and is sent again once the actor answers a pull or the
 cluster answers again (`deliver`), the SIGKILL still due at the grace's end counted from the
 stop's request (a stop late by more than its grace kills at once), as for a local job.
+A stop asked again with another grace (`kill --grace 0` of a job stopping already) goes to the
+actor too, once the one before it has been answered: the supervisor moves its SIGKILL, and
+sends no second SIGTERM.
 A stop asked while the actor is still being created (RayExecutor.launch) kills it once it is:
 its job has not started, and must not.
 """
@@ -109,9 +112,15 @@ class Stopping:
             # once created (`_attach`); never created, the attempt ends stopped (`_created`).
             run.killed = run.kill_owed = True
             return
-        if not begun:  # else the job's supervisor has its own SIGKILL timer already
-            run.stop = Stop(time.monotonic() + grace, on_sent=sent)
-            self.deliver(run)  # (or once its actor is found: `_attach`)
+        # A stop under way (`begun`: its SIGTERM went, or is on its way) goes again with the
+        # new grace: the supervisor then moves its SIGKILL and sends no second SIGTERM
+        # (ray_supervisor._stop). Before, it kept the first grace: after `kill --grace 0`
+        # the job's processes outlived the actor's kill, on GPUs given to the next job.
+        before = run.stop
+        if begun:  # (the note that the SIGTERM went, if it has not yet: still to be written)
+            sent = before.on_sent if before is not None and before.sent is not Sent.DONE else None
+        run.stop = Stop(time.monotonic() + grace, on_sent=sent)
+        self.deliver(run)  # (or once its actor is found: `_attach`)
         if run.kill_timer is not None:
             run.kill_timer.cancel()
         loop = asyncio.get_running_loop()
@@ -141,9 +150,16 @@ class Stopping:
                             loop.call_soon_threadsafe(setattr, run, "kill_owed", True)
 
                 sent.add_done_callback(failed)
-        elif run.stop is not None and run.stop.sent is Sent.OWED:
+        elif run.stop is not None and run.stop.sent is Sent.OWED and not self._stopping(run):
             run.stop.sent = Sent.SENDING
             run.stop_task = asyncio.ensure_future(self._send_stop(run, run.stop))
+
+    @staticmethod
+    def _stopping(run: Any) -> bool:
+        """Whether a stop sent to the run's actor awaits its answer: a later one waits for it,
+        so that the actor, whose methods run in threads in no set order, takes the last grace
+        asked last."""
+        return run.stop_task is not None and not run.stop_task.done()
 
     async def _send_stop(self, run: Any, stop: Stop) -> None:
         try:
@@ -156,6 +172,8 @@ class Stopping:
             stop.sent = Sent.DONE
             if stop.on_sent is not None:
                 stop.on_sent()
+        if stop is not run.stop:  # a later stop waited for this one (`_stopping`): its turn
+            asyncio.get_running_loop().call_soon(self.deliver, run)
 
     def _kill(self, actor: Any) -> Future[None] | None:
         """Kill an actor (frees its GPUs), in a thread, not waited for: None when refused at

@@ -12,7 +12,9 @@ Run by the job's actor as `python -m gpuherd.executors.ray_supervisor DIR PARENT
 - runs the command with `/bin/sh -c` (or $GPUHERD_SHELL) in a session of its own, its output
   appended to `DIR/stdout.log` and `DIR/stderr.log` (the actor serves them to the daemon);
 - on SIGTERM (a kill, a timeout) sends SIGCONT and SIGTERM to every descendant, then SIGKILL
-  after the grace period written to `DIR/grace`; when the worker dies, kills everything;
+  after the grace period written to `DIR/grace` (read again at each later SIGTERM: a stop
+  that shortens, or lengthens, the grace); when the worker dies, kills everything, also
+  while the command's stragglers have the rest of their grace, and removes DIR;
   when the raylet dies, kills everything too, and ends the worker (which no raylet will reap
   now) if it does not end within seconds, then removes DIR and exits;
 - once the command has ended, kills what it left behind and writes `DIR/exit_status`
@@ -267,8 +269,14 @@ def supervise(folder: Path, parent: int) -> int:
     kill_at: float | None = None
     orphaned = False  # the actor is gone: no one is left to collect the status or the logs
     watching = [wake, *lifelines]
-    while not status:
-        timeout = None if kill_at is None else max(0.0, kill_at - time.monotonic())
+    # Until the command has ended; then, being stopped, while its stragglers get the rest of
+    # their grace (saving a checkpoint). The actor and the raylet are watched throughout, and
+    # a later stop's grace (`kill --grace 0` of a job stopping already) is read again: the
+    # stragglers outlived both, the job recorded killed and its GPUs given to the next job.
+    while not status or (kill_at is not None and time.monotonic() < kill_at and descendants()):
+        left = None if kill_at is None else max(0.0, kill_at - time.monotonic())
+        # (no signal says that a straggler that is no child of ours has ended: looked at)
+        timeout = min(0.05, left) if status and left is not None else left
         ready, _, _ = select.select(watching, [], [], timeout)
         got = _signals(wake) if wake in ready else set()
         if set(ready) & set(lifelines):  # the actor or its raylet is gone: so is the job
@@ -280,25 +288,30 @@ def supervise(folder: Path, parent: int) -> int:
             orphaned = True
             watching = [wake]
             _kill_all(leader, status)
-        elif signal.SIGTERM in got and kill_at is None:
-            kill_at = time.monotonic() + _grace(folder)
-            signal_tree(signal.SIGCONT, leader)
-            signal_tree(signal.SIGTERM, leader)
+            kill_at = None  # (nothing is left to wait for)
+        elif signal.SIGTERM in got:
+            kill_at = _stop(folder, leader, kill_at)
         elif kill_at is not None and time.monotonic() >= kill_at:
             _kill_all(leader, status)
         _reap(leader, status)
-    # The command has ended. Being stopped, its stragglers get the rest of their grace
-    # (saving a checkpoint); otherwise, or after that, nothing it started may outlive it.
-    while kill_at is not None and descendants() and time.monotonic() < kill_at:
-        select.select([wake], [], [], 0.05)
-        _signals(wake)
-        _reap(leader, status)
+    # The command has ended: nothing it started may outlive it.
     _kill_all(leader, status)
-    if orphaned:
+    if orphaned or _ended(lifelines[0], 0):
         _forget(folder)
     else:
         _write_status(folder, _encode(status[0]))
     return 0
+
+
+def _stop(folder: Path, leader: int, kill_at: float | None) -> float:
+    """A stop (the actor's `terminate`, which wrote its grace first): the first one sends the
+    command SIGCONT and SIGTERM; each sets the SIGKILL `grace` s from now, sooner or later
+    than an earlier stop's (the daemon sends the grace it has left, or one chosen anew). A
+    second SIGTERM is never sent: it means "hurry, skip the checkpoint" to some programs."""
+    if kill_at is None:
+        signal_tree(signal.SIGCONT, leader)
+        signal_tree(signal.SIGTERM, leader)
+    return time.monotonic() + _grace(folder)
 
 
 def _after_raylet(folder: Path, worker: int) -> None:
