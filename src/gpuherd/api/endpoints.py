@@ -180,7 +180,8 @@ def to_bare_path(app: FastAPI, scope: Any) -> RedirectResponse | None:
     relative, its query kept. A POST or DELETE gets the 404 instead (without_slash): an empty
     307, which `curl -s` and urllib do not follow with the body, did nothing, unsaid."""
     raw = scope.get("raw_path") or scope["path"].encode()
-    if scope["method"] != "GET" or scope["path"].startswith("/api/") or not raw.endswith(b"/"):
+    browsing = scope["method"] in ("GET", "HEAD")
+    if not browsing or scope["path"].startswith("/api/") or not raw.endswith(b"/"):
         return None  # (a raw `/jobs%2F` is the path `/jobs/`: its redirect was to itself)
     if without_slash(app, scope) is None:
         return None
