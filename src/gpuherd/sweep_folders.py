@@ -178,7 +178,8 @@ def move_previous_run(folder: str) -> None:
     if not old:
         return
     archive = Path(folder) / PREVIOUS_DIR
-    number = 1 + max((int(p.name) for p in archive.glob("*") if p.name.isdigit()), default=0)
+    numbered = (int(p.name) for p in archive.glob("*") if p.name.isascii() and p.name.isdigit())
+    number = 1 + max(numbered, default=0)  # (not `²`: a digit to isdigit(), not to int())
     target = archive / str(number)
     target.mkdir(parents=True)
     for name in old:
@@ -196,7 +197,9 @@ def own_run(folder: Path, job_id: int) -> Path:
     if named_job(folder) == job_id:
         return folder
     try:
-        earlier = [p for p in (folder / PREVIOUS_DIR).iterdir() if p.name.isdigit()]
+        earlier = [
+            p for p in (folder / PREVIOUS_DIR).iterdir() if p.name.isascii() and p.name.isdigit()
+        ]
     except OSError:
         return folder
     for run in sorted(earlier, key=lambda p: int(p.name), reverse=True):

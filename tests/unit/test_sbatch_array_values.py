@@ -47,3 +47,11 @@ def test_a_signal_before_the_time_limit_is_the_grace_after_it_and_mem_per_gpu_is
     )
     assert submit_options(["--mem-per-gpu", "2048"]) == ([("--mem", "2048M")], [])
     assert values(words)["--array"] == "0-9"
+
+
+def test_digits_int_cannot_read_are_left_out_not_a_traceback() -> None:
+    # `²` is a digit to str.isdigit(), not to int(): `#SBATCH --nice=²` ended the submission
+    # in a ValueError, and so did an array's cap `%²`.
+    assert array_values("0-3%²") is None
+    assert submit_options(["--nice=²"]) == ([], ["--nice"])
+    assert submit_options(["--nice=-5"]) == ([("--priority", "5")], [])
