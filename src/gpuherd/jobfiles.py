@@ -17,6 +17,7 @@ from gpuherd import attempt_folder
 from gpuherd.attempt_folder import planted
 from gpuherd.core.model import Attempt, HostUsage, Job, Outcome
 from gpuherd.core.run_time import RAN_ITS_COURSE
+from gpuherd.core.text import ascii_digits
 from gpuherd.errors import Forbidden
 from gpuherd.job_environment import HOOK_VARIABLE as HOOK_VARIABLE
 from gpuherd.job_environment import KEY_VARIABLE as KEY_VARIABLE
@@ -78,7 +79,7 @@ def _remove_later_attempts(job_folder: str) -> None:
     attempt-N folders are an earlier run's retries, and would be taken for this run's."""
     for entry in os.scandir(job_folder):
         number = entry.name.removeprefix("attempt-")
-        numbered = number.isascii() and number.isdigit()  # (not `attempt-²`: none of ours)
+        numbered = ascii_digits(number)  # (not `attempt-²`: none of ours)
         if number != entry.name and numbered and entry.is_dir(follow_symlinks=False):
             shutil.rmtree(entry.path, ignore_errors=True)
 
@@ -93,7 +94,7 @@ def _set_aside_metrics(attempt_folder: str) -> None:
     attempt's start moves what was there, so what is there was the attempt before's."""
     parent, name = os.path.split(attempt_folder)
     number = name.removeprefix("attempt-")
-    if not (number.isascii() and number.isdigit()) or int(number) < 2:
+    if not ascii_digits(number) or int(number) < 2:
         return
     before = os.path.join(parent, f"attempt-{int(number) - 1}")
     if os.path.islink(before) or not os.path.isdir(before):

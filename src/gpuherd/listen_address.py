@@ -4,13 +4,14 @@ what the user typed, and written back. Apart from api/listener.py so that the CL
 
 from __future__ import annotations
 
+from gpuherd.core.text import ascii_digits
 from gpuherd.errors import InvalidValue
 
 
 def parse_address(text: str) -> tuple[str, int]:
     """'127.0.0.1:8888', '0.0.0.0:8888', '[::1]:8888', 'myhost:8888', or a port alone."""
     text = text.strip()
-    if _digits(text):
+    if ascii_digits(text):
         host, port_text = "127.0.0.1", text
     elif text.startswith("["):
         host, _, rest = text[1:].partition("]")
@@ -21,7 +22,7 @@ def parse_address(text: str) -> tuple[str, int]:
             raise InvalidValue(
                 f"invalid listen address '{text}': use HOST:PORT, e.g. 127.0.0.1:8888"
             )
-    if not _digits(port_text) or not 0 <= int(port_text) <= 65535:
+    if not ascii_digits(port_text) or not 0 <= int(port_text) <= 65535:
         raise InvalidValue(f"invalid port in listen address '{text}': use 0-65535")
     if _bad_ipv4(host):
         raise InvalidValue(
@@ -30,12 +31,6 @@ def parse_address(text: str) -> tuple[str, int]:
             "(every interface) or one of this machine's addresses"
         )
     return host or "127.0.0.1", int(port_text)
-
-
-def _digits(text: str) -> bool:
-    """ASCII digits alone: `²` is a digit to isdigit(), not to int() (which said `invalid
-    literal for int()` of a port `²`)."""
-    return text.isascii() and text.isdigit()
 
 
 def _bad_ipv4(host: str) -> bool:

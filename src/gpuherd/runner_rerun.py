@@ -31,7 +31,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 
 from gpuherd.core.commands import shown_command
-from gpuherd.core.text import shell_word
+from gpuherd.core.text import ascii_digits, shell_word
 from gpuherd.core.units import plural
 from gpuherd.device_hints import VISIBLE_DEVICES
 from gpuherd.errors import Forbidden
@@ -185,8 +185,7 @@ def left_over(folder_prefix: str, count: int) -> str | None:
                 # (startswith: `number != entry.name` was never true for --prefix "")
                 if (
                     entry.name.startswith(prefix)
-                    and number.isascii()  # (`job_²`: a digit to isdigit, not to int())
-                    and number.isdigit()
+                    and ascii_digits(number)  # (`job_²`: a digit to isdigit, not to int())
                     and str(int(number)) == number  # job_3, not job_03: not a name of ours
                     and int(number) >= count
                     and entry.is_dir(follow_symlinks=False)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from gpuherd.core.model import Attempt, Job
 from gpuherd.core.sweep import Point, SweepSpec
 from gpuherd.core.sweep_values import json_safe
+from gpuherd.core.text import ascii_digits
 from gpuherd.errors import HerdError
 from gpuherd.own_files import write_whole
 from gpuherd.sweep_files import METRICS_FILE, PARAMS_FILE, PREVIOUS_DIR, read_json
@@ -178,8 +179,7 @@ def move_previous_run(folder: str) -> None:
     if not old:
         return
     archive = Path(folder) / PREVIOUS_DIR
-    numbered = (int(p.name) for p in archive.glob("*") if p.name.isascii() and p.name.isdigit())
-    number = 1 + max(numbered, default=0)  # (not `²`: a digit to isdigit(), not to int())
+    number = 1 + max((int(p.name) for p in archive.glob("*") if ascii_digits(p.name)), default=0)
     target = archive / str(number)
     target.mkdir(parents=True)
     for name in old:
@@ -197,9 +197,7 @@ def own_run(folder: Path, job_id: int) -> Path:
     if named_job(folder) == job_id:
         return folder
     try:
-        earlier = [
-            p for p in (folder / PREVIOUS_DIR).iterdir() if p.name.isascii() and p.name.isdigit()
-        ]
+        earlier = [p for p in (folder / PREVIOUS_DIR).iterdir() if ascii_digits(p.name)]
     except OSError:
         return folder
     for run in sorted(earlier, key=lambda p: int(p.name), reverse=True):

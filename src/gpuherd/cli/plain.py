@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
 # Where the daemon needs them too (hooks.log, the dashboard): one place, in the core.
+from gpuherd.core.text import ascii_digits
 from gpuherd.core.text import clean as clean
 from gpuherd.core.text import show_bidi as show_bidi
 
@@ -89,7 +90,7 @@ def csv_writer() -> Any:
 
 def _terminal_width(stream: TextIO) -> int:
     columns = os.environ.get("COLUMNS", "")
-    if columns.isascii() and columns.isdigit() and int(columns) > 0:  # (not `²`: no int)
+    if ascii_digits(columns) and int(columns) > 0:
         return int(columns)
     try:
         return os.get_terminal_size(stream.fileno()).columns or 80

@@ -12,6 +12,8 @@ import re
 import shlex
 from collections.abc import Iterator, Sequence
 
+from gpuherd.core.text import ascii_digits
+
 _PREFIX = "#SBATCH"
 
 _SAME = {
@@ -135,7 +137,7 @@ def submit_options(words: Sequence[str]) -> tuple[list[tuple[str, str]], list[st
             given["--mem"] = _megabytes(value)
         elif option == "--signal" and (signal := slurm_signal(value)) is not None:
             given["--grace"] = f"{signal[1]}s"
-        elif option == "--nice" and _digits(value.lstrip("-")):
+        elif option == "--nice" and ascii_digits(value.lstrip("-")):  # (`²`: traceback)
             given["--priority"] = str(-int(value))
         elif option not in left_out:
             left_out.append(option)
@@ -180,7 +182,7 @@ def array_values(spec: str) -> tuple[str, int | None] | None:
             words.append(f"$(seq {first} {last})")
         else:
             words.append(f"$(seq {first} {step} {last})")
-    if cap and not _digits(cap):
+    if cap and not ascii_digits(cap):
         return None
     return " ".join(words), int(cap) if cap and int(cap) > 0 else None
 
@@ -200,9 +202,3 @@ def dependency_options(value: str) -> list[tuple[str, str]] | None:
             return None
         options.setdefault(_AFTER[kind], []).extend(ids.split(":"))
     return [(option, ",".join(ids)) for option, ids in options.items()]
-
-
-def _digits(text: str) -> bool:
-    """ASCII digits alone: `²` is a digit to isdigit(), not to int() (`#SBATCH --nice=²`
-    ended the submission in a traceback)."""
-    return text.isascii() and text.isdigit()

@@ -31,6 +31,12 @@ _ESCAPES = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|.?
 _LINE_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
+def ascii_digits(text: str) -> bool:
+    """Whether `text` is ASCII digits alone, a number int() reads: `²` and `٣` are digits to
+    str.isdigit(), and int() refused them (a traceback, or `invalid literal for int()`)."""
+    return text.isascii() and text.isdigit()
+
+
 def drop_escapes(text: str) -> str:
     """`text` without its escape sequences."""
     return _ESCAPES.sub("", text) if "\x1b" in text else text
