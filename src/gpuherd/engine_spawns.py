@@ -7,12 +7,20 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 from collections.abc import Callable
+from pathlib import PurePath
+from typing import TYPE_CHECKING, cast
 
 from gpuherd.attempts import Attempts
 from gpuherd.core.log_names import FOLDER_LOGS
 from gpuherd.core.model import Attempt, Job
 from gpuherd.core.output_files import recorded_or_named
+from gpuherd.engine_unspawned import fail_unspawned
+from gpuherd.executors.base import SpawnError, checked_workdir
+from gpuherd.layout import Layout
 from gpuherd.store import Store
+
+if TYPE_CHECKING:
+    from gpuherd.engine import Engine
 
 Paperwork = Callable[[], OSError | None]
 """Writes a job's files: the first error, if any."""
@@ -27,6 +35,7 @@ class Spawns:
 
     attempts: Attempts
     clock: Callable[[], float]
+    layout: Layout
     store: Store
     wake_later: Callable[[float], None]
     _paperwork: list[tuple[int, Paperwork]]
@@ -95,7 +104,29 @@ class Spawns:
             self._paperwork = [(j, write) for j, write in self._paperwork if j not in waited]
             for j, write in ended:
                 self._write(j, write)
+        if gone := self._working_folder_gone(job, attempt):
+            fail_unspawned(cast("Engine", self), job, attempt, gone, now)
+            return None
         return self._spawn(job, attempt, now)
+
+    def _working_folder_gone(self, job: Job, attempt: Attempt) -> SpawnError | None:
+        """Why a job whose folder is inside its working folder (a sweep's results_dir in its
+        --cwd) cannot start, that working folder gone: said before its folder is made, which
+        makes the missing folders above it (jobfiles.prepare), the working folder with them:
+        the executor's check then found it there, and the job ran in it, new and empty. Its
+        words are the executor's (checked_workdir), as for any job whose working folder is
+        gone. Not `gpuherd run`'s (it knows its folder by identity: runner_executor.py), nor
+        a cluster's (its nodes' folders are not the daemon's: they check their own)."""
+        cwd = job.spec.cwd
+        if self.layout.one_shot or not self.attempts.executor.user_files:
+            return None
+        if not PurePath(attempt.dir).is_relative_to(cwd):
+            return None  # (made on its own: the executor's check comes after it)
+        try:
+            checked_workdir(cwd, job.id, one_shot=False)
+        except SpawnError as gone:
+            return gone
+        return None
 
     def _written(self, job: Job, attempt: Attempt) -> set[str]:
         """The files of the user's choosing the job's earlier attempts wrote: the attempt adds

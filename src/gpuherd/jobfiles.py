@@ -49,7 +49,7 @@ def prepare(folder: str | Path) -> None:
         parent = os.path.dirname(folder)
         try:
             os.mkdir(parent)  # one call; os.makedirs only when more is missing
-        except FileNotFoundError:
+        except FileNotFoundError:  # (never a daemon job's removed cwd: engine_spawns)
             os.makedirs(parent, exist_ok=True)
         except FileExistsError:
             pass

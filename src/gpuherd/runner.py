@@ -89,8 +89,8 @@ class Runner:
             # CPU-only jobs run one per core, as with GNU parallel, unless --max-parallel says.
             cpu_jobs = devices.cores() if options.max_parallel is None else None
             policy = Policy(max_running=options.max_parallel, cpu_jobs=cpu_jobs)
-            executor = RunExecutor()  # (a job's folder gone: known by identity)
-            self.engine = Engine(self.store, devices, executor, layout, policy)
+            self._executor = RunExecutor()  # (a job's folder gone: known by identity)
+            self.engine = Engine(self.store, devices, self._executor, layout, policy)
             self.engine.unwritten = {}  # (the job folders are the run's record of its jobs)
             self._closing.callback(self.engine.close)
             self.service = Service(self.engine, self._state_dir)
@@ -238,7 +238,7 @@ class Runner:
         if not batch:
             return
         try:
-            ids = self.service.submit([item for _, item in batch])
+            ids = self.service.submit(self._executor.still_there([item for _, item in batch]))
         except HerdError as exc:
             if len(batch) > 1:
                 for entry in batch:
