@@ -37,7 +37,7 @@ from gpuherd.broadcast import Change
 from gpuherd.core.env_vars import fitted
 from gpuherd.core.model import Attempt, Job
 from gpuherd.core.states import ACTIVE_STATES, FINISHED_STATES
-from gpuherd.core.text import one_line
+from gpuherd.core.text import ascii_digits, one_line
 from gpuherd.engine import Engine
 from gpuherd.executors.base import SpawnError, job_shell
 from gpuherd.executors.local_shell import RESET_SIGNALS
@@ -195,7 +195,7 @@ class EndHooks:
         with contextlib.suppress(FileNotFoundError):
             for name in os.listdir(self.run_folder):
                 job_id = name.removeprefix("job").partition("-")[0]  # (_spawn's name)
-                if job_id.isdigit():
+                if ascii_digits(job_id):
                     path = os.path.join(self.run_folder, name)
                     self._held[path] = (int(job_id), time_up, False)
         self._left = still_running(self._held)

@@ -58,11 +58,14 @@ def output_problem(given: str, cwd: str) -> str | None:
     if problem := planted_link(os.path.join(cwd, os.path.expanduser(given))):
         return problem
     path = absolute(given, cwd)
-    if home := home_around(fixed_folder(path)):
-        return (
-            f"{path} is in gpuherd's home {shell_word(home)}: the home is gpuherd's own "
-            "(herd.db, daemon.log, every job's folder and logs): name a file outside it"
-        )
+    # As given too: a home's `jobs/` may link elsewhere, where `path`, resolved, is in no home.
+    typed = os.path.abspath(os.path.join(cwd, os.path.expanduser(given)))
+    for where in dict.fromkeys((path, typed)):  # (one lstat walk when they are the same)
+        if home := home_around(fixed_folder(where)):
+            return (
+                f"{where} is in gpuherd's home {shell_word(home)}: the home is gpuherd's own "
+                "(herd.db, daemon.log, every job's folder and logs): name a file outside it"
+            )
     if given.endswith("/") or os.path.isdir(path):
         return f"{path} is a folder: name a file in it, such as {os.path.join(path, '%j.log')}"
     if "%" not in path and os.path.exists(path):  # (/dev/null, or a file written before)

@@ -13,6 +13,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from gpuherd.core.text import ascii_digits
+
 PREFIX = "restarting."
 
 FRESH_FOR = 60.0
@@ -43,7 +45,7 @@ def other_restart(home: Path) -> int | None:
         return None
     for note in notes:
         pid = note.name.removeprefix(PREFIX)
-        if not pid.isdigit() or int(pid) == os.getpid():
+        if not ascii_digits(pid) or int(pid) == os.getpid():
             continue
         try:
             fresh = time.time() - note.stat().st_mtime < FRESH_FOR

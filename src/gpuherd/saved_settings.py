@@ -15,6 +15,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeGuard
 
+from gpuherd.core.text import ascii_digits
 from gpuherd.errors import HerdError
 from gpuherd.json_parse import NotJson, parse_json
 from gpuherd.listen_address import parse_address
@@ -116,7 +117,7 @@ def parse_removed(text: str | None) -> dict[int, tuple[int, int | None]]:
     removed = {}
     for index, kept in value.items():
         if not (
-            index.isdigit()
+            ascii_digits(index)
             and isinstance(kept, list)
             and len(kept) == 2
             and is_count(kept[0])

@@ -16,6 +16,7 @@ import sys
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from gpuherd.core.text import ascii_digits
 from gpuherd.errors import HerdError
 from gpuherd.pyapi_types import WrongType, WrongValue
 from gpuherd.pyapi_values import plain
@@ -143,7 +144,7 @@ def _job_digits() -> int:
     """The most digits of an int the job's Python reads (0: no limit): its default, unless
     PYTHONINTMAXSTRDIGITS (which the job's environment has as this one's) says otherwise."""
     given = os.environ.get("PYTHONINTMAXSTRDIGITS", "")
-    return int(given) if given.isdigit() else sys.int_info.default_max_str_digits
+    return int(given) if ascii_digits(given) else sys.int_info.default_max_str_digits
 
 
 def _refuse(params: Mapping[str, Any], function: str, limit: int) -> None:

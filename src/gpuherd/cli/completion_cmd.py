@@ -39,7 +39,7 @@ from gpuherd.core.states import (
     WAITING_STATES,
     JobState,
 )
-from gpuherd.core.text import one_line
+from gpuherd.core.text import ascii_digits, one_line
 from gpuherd.core.units import plural
 from gpuherd.typed_name import typed_name
 
@@ -138,7 +138,7 @@ def _job_items(
 ) -> list[CompletionItem]:
     """The newest JOBS_OFFERED jobs the command can act on whose id starts with `typed`,
     newest first, each described by its name (or command) and state; then `last`."""
-    if typed and not typed.isdigit() and not LAST.startswith(typed):
+    if typed and not ascii_digits(typed) and not LAST.startswith(typed):
         return []
     answer = _ask("/jobs", state=_states_for(ctx, param), all=True, limit=JOBS_OFFERED, newest=True)
     listed = answer["jobs"] if answer else []
@@ -212,12 +212,14 @@ def gpus(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Co
     not named yet, and past a range's start (`1-<Tab>` -> `1-3`)."""
     cut = max(incomplete.rfind(","), incomplete.rfind("-")) + 1
     before, typed = incomplete[:cut], incomplete[cut:]
-    if typed and not typed.isdigit():
+    if typed and not ascii_digits(typed):
+        return []
+    named, start = _gpus_named(ctx, param, before)
+    if start is None:  # (`٠-`, `x-`: it offered `٠-1`, which the command then refused)
         return []
     answer = _ask("/gpus")
     if not answer:
         return []
-    named, start = _gpus_named(ctx, param, before)
     return [
         CompletionItem(f"{before}{index}", help=said)
         for index, said in sorted(_gpus_for(ctx.command.name, answer).items())
@@ -225,17 +227,22 @@ def gpus(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Co
     ]
 
 
-def _gpus_named(ctx: click.Context, param: click.Parameter, before: str) -> tuple[set[int], int]:
+def _gpus_named(
+    ctx: click.Context, param: click.Parameter, before: str
+) -> tuple[set[int], int | None]:
     """The GPUs named already, in the earlier words (`gpus drain 0 <Tab>`) and earlier in
-    this one (`0,<Tab>`); and the start of a range being typed (`1-`; -1: none)."""
+    this one (`0,<Tab>`); and the start of a range being typed (`1-`; -1: none; None: a
+    start that is no index, `x-`)."""
     from gpuherd.core.idspec import parse_gpu_indices
 
     earlier = ctx.params.get(param.name or "") if param.nargs == -1 else None
     named = {index for words in earlier or () for index in words}
     with contextlib.suppress(ValueError):
         named |= set(parse_gpu_indices(before.rstrip(",-"))) if before else set()
-    start = before[:-1].rpartition(",")[2] if before.endswith("-") else ""
-    return named, int(start) if start.isdigit() else -1
+    if not before.endswith("-"):
+        return named, -1
+    start = before[:-1].rpartition(",")[2]
+    return named, int(start) if ascii_digits(start) else None
 
 
 def _gpus_for(verb: str | None, answer: dict[str, Any]) -> dict[int, str]:

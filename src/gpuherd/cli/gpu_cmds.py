@@ -17,6 +17,7 @@ from gpuherd.client import Client
 from gpuherd.core.gpu_slots import MAX_SLOTS
 from gpuherd.core.idspec import MAX_GPU_INDEX, format_ids, parse_gpu_indices
 from gpuherd.core.int64 import whole
+from gpuherd.core.text import ascii_digits
 from gpuherd.typed_name import typed_name
 
 NOT_CONFIGURED = frozenset({"removed", "unconfigured"})
@@ -41,7 +42,7 @@ class _GpuIndex(click.ParamType):  # type: ignore[type-arg]
         if not isinstance(value, str):
             return value
         text = value.strip()
-        if text.isascii() and text.isdigit():
+        if ascii_digits(text):
             number = whole(text)  # (more digits than int() reads: shown cut short)
             if number <= MAX_GPU_INDEX:
                 return number
@@ -58,7 +59,7 @@ class _OneGpu(_GpuIndex):
     Several are returned as a list, for `add` to refuse: it knows the --slots given."""
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        if isinstance(value, str) and not value.strip().isdigit():
+        if isinstance(value, str) and not ascii_digits(value.strip()):
             try:
                 several = parse_gpu_indices(value)
             except ValueError:
@@ -88,7 +89,7 @@ class _GpuIndices(click.ParamType):  # type: ignore[type-arg]
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if not isinstance(value, str):
             return value
-        if value.strip().isascii() and value.strip().isdigit():  # one index, as `add` takes it
+        if ascii_digits(value.strip()):  # one index, as `add` takes it
             return [GPU_INDEX.convert(value, param, ctx)]
         try:
             return parse_gpu_indices(value)

@@ -10,6 +10,7 @@ has its `--no-` form (`--hold/--no-hold`), which turns off a sweep file's `hold:
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -32,6 +33,7 @@ from gpuherd.cli.param_types import (
 from gpuherd.cli.state_choices import ChoosingSeveral, flattened
 from gpuherd.core.choices import ON_NO_OUTPUT, ORDERS
 from gpuherd.core.listing_filters import empty_filter
+from gpuherd.core.text import ascii_digits
 from gpuherd.typed_name import as_typed
 
 if TYPE_CHECKING:
@@ -143,10 +145,34 @@ class _GpuCount(WholeRange):
 
 def _names_gpus(value: str) -> bool:
     """`0,1` or `2-3`: GPU indices, as `daemon start --gpus` takes them."""
-    return all(part.isdigit() for part in value.replace("-", ",").split(","))
+    return all(ascii_digits(part) for part in value.replace("-", ",").split(","))
 
 
 GPU_COUNT = _GpuCount(0, 64)
+
+
+class _Priority(click.ParamType):  # type: ignore[type-arg]
+    """--priority: a whole number (PRIORITY), refused in the words of a partition where
+    Slurm's `-p gpu` may have been meant (submit's -p is --priority)."""
+
+    name = PRIORITY.name
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        try:
+            return PRIORITY.convert(value, param, ctx)
+        except click.UsageError as exc:
+            names = param.opts if isinstance(param, click.Option) else []
+            if names[:1] != ["-p"] or not any(c.isalpha() for c in str(value)):
+                raise
+            raise click.UsageError(
+                f"{exc.message}; -p is --priority here, not Slurm's partition: a daemon has "
+                "one queue, of this machine's GPUs (--only-gpus 0,1 keeps a job on some of "
+                f"them; --project {shlex.quote(value)} groups jobs)",
+                ctx,
+            ) from None
+
+
+PRIORITY_OR_PARTITION = _Priority()
 
 
 def gpus_option(
@@ -227,7 +253,7 @@ def no_output_options(what: str = "the job") -> Callable[[F], F]:
 def priority_option(show_default: bool = True, short: str | None = None) -> Callable[[F], F]:
     return click.option(
         *_flags("--priority", short),
-        type=PRIORITY,
+        type=PRIORITY_OR_PARTITION,
         default=0,
         show_default=show_default,
         help="Higher runs first.",

@@ -269,7 +269,8 @@ def option_hint(command: str | None, option: str, after: Sequence[str] = ()) -> 
     """`No such option '--label': use --name NAME (...)`, or None. `after`: the words typed
     after it: pueue's `add -d 2h` is its --delay, where task-spooler's `-d` takes no value."""
     hint = THEIR_OPTIONS.get(command or "", {}).get(option)
-    if option == "-d" and command == "submit" and (begin := _pueue_delay(after)) is not None:
+    delay = option in ("-d", "--delay") and command == "submit"
+    if delay and (begin := _pueue_delay(after)) is not None:
         hint = PUEUE_DELAY.format(begin)
     if hint is None:
         return None
@@ -280,11 +281,15 @@ def option_hint(command: str | None, option: str, after: Sequence[str] = ()) -> 
 def _pueue_delay(after: Sequence[str]) -> str | None:
     """`--begin`'s value of pueue's `add -d 2h` (+2h; 23:30 as it is); None when the word
     after `-d` is no time: a job's command (`tsp -d python ...`), an id, nothing."""
+    word = after[0] if after else ""
+    return None if not word or word.isdigit() else pueue_begin(word)
+
+
+def pueue_begin(word: str) -> str | None:
+    """`--begin`'s value of pueue's delay `word` (`2h`: +2h; `23:30` as it is; `600`, its
+    seconds: +600), None where --begin reads no time in it."""
     from gpuherd.core.when import parse_begin
 
-    word = after[0] if after else ""
-    if not word or word.isdigit():
-        return None
     for begin in (word, f"+{word}") if ":" in word else (f"+{word}", word):
         try:
             parse_begin(begin, time.time())

@@ -11,7 +11,7 @@ import re
 import shlex
 from collections.abc import Sequence
 
-from gpuherd.cli.other_tools import THEIR_COMMANDS, THEIR_OPTIONS, TOP
+from gpuherd.cli.other_tools import THEIR_COMMANDS, THEIR_OPTIONS, TOP, pueue_begin
 from gpuherd.typed_name import typed_name
 
 _THEIR_VERBS = {"scancel": "kill", "gcancel": "kill", "cancel": "kill", "squeue": "ls"}
@@ -65,6 +65,8 @@ def gbatch_hint(words: Sequence[str], tool: str = "gflow") -> str | None:
         value = value if eq else rest.pop(0) if rest else ""
         if same == "--after" and value == "@":  # (gflow's job submitted last)
             value = "last"
+        if same == "--begin":  # (a delay it cannot read: as typed, for submit to refuse)
+            value = pueue_begin(value) or value
         given += [same, slurm_time(value) if same == "--timeout" else value]
     if not rest:
         return None
@@ -95,10 +97,10 @@ _SAME = {
     "gflow": {"--gpus": "--gpus", "--name": "--name", "--priority": "--priority"}
     | {"--time": "--timeout", "-t": "--timeout"},
     "pueue": {"--after": "--after", "-a": "--after", "--priority": "--priority"}
-    | {"-o": "--priority"},
+    | {"-o": "--priority", "--delay": "--begin", "-d": "--begin"},
 }
 """gbatch's and pueue add's options that submit takes as they are, or by another name
-(--time's minutes made `30m`)."""
+(--time's minutes made `30m`, --delay's `10m` `+10m`)."""
 
 
 def _same_option(option: str, tool: str) -> str | None:

@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 import click
 
 from gpuherd.cli.param_types import completes
+from gpuherd.core.text import ascii_digits
 from gpuherd.errors import HerdError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -52,7 +53,7 @@ def check_outputs(
         given = opts.get(name)
         if given is None:
             continue
-        if name == "output" and given.isdigit() and cwd is not None and not in_file(name):
+        if name == "output" and ascii_digits(given) and cwd is not None and not in_file(name):
             # pueue's `add -o 10` is its priority: the output went to a file named 10
             raise click.UsageError(
                 f"--output {given}: -o names the file the output goes to, not a priority, "

@@ -40,6 +40,7 @@ from gpuherd.client import Client
 from gpuherd.core.edit import CLEARABLE
 from gpuherd.core.idspec import parse_job_ids, summarize
 from gpuherd.core.states import FINISHED_STATES
+from gpuherd.core.text import ascii_digits
 from gpuherd.submission_text import blank
 from gpuherd.typed_name import typed_name
 
@@ -355,7 +356,7 @@ def edit(
             edit_in_editor(ids)
             return
         # (a script or a pipe has no one to type in an editor: it says what to change)
-        one = ids[0] if len(ids) == 1 and ids[0].isdigit() else "ID"
+        one = ids[0] if len(ids) == 1 and ascii_digits(ids[0]) else "ID"
         raise click.UsageError(
             "say what to change: --command, --name, --gpus, --only-gpus, --mem, --ram, "
             "--exclusive, --retries, --retry-delay, --timeout, --max-log-size, --project, "

@@ -79,11 +79,25 @@ def _duration_re() -> re.Pattern[str]:
     return re.compile("".join(f"(?:{_NUMBER}{unit})?" for unit, _ in _DURATION_UNITS))
 
 
+def _refuse_other_digits(kind: str, text: str) -> None:
+    """Refuse a size or a duration in other scripts' digits (`١٠GiB`, `٢h`), naming it in
+    ASCII ones: a regex's \\d, float() and Fraction() read `١٠` as 10, where every other number
+    gpuherd reads is ASCII (core/int64.WHOLE_TEXT, the job ids)."""
+    if text.isascii():
+        return
+    import unicodedata  # (only for text beyond ASCII)
+
+    written = "".join(str(unicodedata.decimal(char, char)) for char in text.strip())
+    if written != text.strip():
+        raise ValueError(f"invalid {kind} {text!r}: write its digits as 0-9 ({written!r})")
+
+
 def parse_size(text: str, *, allow_zero: bool = False) -> int:
     """Bytes in `text`: "24GiB", "24G" and "24 gib" are 24 * 2**30; "24GB" is 24 * 10**9.
 
     A plain integer is bytes. Zero is rejected unless `allow_zero` (for "memory used").
     """
+    _refuse_other_digits("size", text)
     match = _size_re().fullmatch(text.strip().lower())
     if match is None or match.group(3) not in _SIZE_UNITS:
         raise ValueError(f"invalid size {text!r}: {_SIZE_HELP}")
@@ -171,6 +185,7 @@ def parse_duration(text: str, *, allow_zero: bool = False) -> float:
     """Seconds in `text`: "90", "90s", "1.5m", "2h", "1d", "1h30m", "2h30m10s", and Slurm's
     clock forms "MM:SS", "HH:MM:SS", "D-HH:MM:SS" ("90:00", "2:00:00", "1-12:00:00"). Zero
     is rejected unless `allow_zero` (a grace chosen at a stop: parse_grace)."""
+    _refuse_other_digits("duration", text)
     compact = re.sub(r"\s+", "", text.lower())
     if compact.startswith("-"):
         raise ValueError(f"invalid duration {text!r}: must be greater than zero; {_DURATION_HELP}")
