@@ -96,8 +96,13 @@ def test_a_gone_cluster_with_jobs_running_there_names_the_whole_way_out(herd: He
     try:
         address = str(cluster.address)
         herd.start("--address", address)
-        job = herd.submit("--gpus", "0", "--", "sleep 600")
+        job = herd.submit("--gpus", "0", "--", "echo up; exec sleep 600")
         herd.wait_state(job, "running")
+        # Its command runs (`running` comes at the launch, its actor still starting): its
+        # supervisor removes its scratch folder as the cluster stops. Stopped while the actor
+        # started, the folder stayed (with spec.json) until another actor swept it.
+        log = herd.home / "jobs" / str(job) / "attempt-1" / "stdout.log"
+        wait_for(lambda: log.exists() and log.read_text() == "up\n", 60, "the job to run")
         herd.cli("daemon", "stop")  # the job goes on, on the cluster
     finally:
         shutdown(cluster)

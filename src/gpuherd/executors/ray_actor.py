@@ -35,6 +35,7 @@ from typing import Any
 import psutil
 import ray
 
+from gpuherd.executors.ray_scratch import claim, sweep
 from gpuherd.executors.ray_supervisor import signal_tree
 from gpuherd.file_holes import free_range
 from gpuherd.jobfiles import RAY_NODE_VARIABLE
@@ -108,7 +109,9 @@ class JobActor:
     def __init__(
         self, name: str, command: str, cwd: str, env: dict[str, str], gpus: list[int]
     ) -> None:
-        self.folder = private_scratch_root() / name
+        root = private_scratch_root()
+        sweep(root)  # (those of actors killed before their supervisor took over)
+        self.folder = root / name
         if self.folder.exists():
             shutil.rmtree(self.folder, ignore_errors=True)
         self.folder.mkdir(mode=0o700)

@@ -249,7 +249,8 @@ def _signals(fd: int) -> set[int]:
 def supervise(folder: Path, parent: int) -> int:
     signal.pthread_sigmask(signal.SIG_BLOCK, _WATCHED)
     lifelines = _detach(folder, parent)
-    if lifelines is None:
+    if lifelines is None:  # the actor died as it started us: no one else will remove it
+        _forget(folder)
         return 1
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
     wake = _wakeup()
