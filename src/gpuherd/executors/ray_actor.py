@@ -7,12 +7,13 @@ node (empty for a job without GPUs: Ray would show it every GPU), starts the sup
 Its folder on the node is a scratch copy; the daemon pulls everything into the attempt
 folder on its own machine.
 
-Nothing else is done in the constructor after the spawn but waiting for the command to
-start (its `pid` file): the supervisor watches the worker's process itself (a pidfd), so an
-actor killed at any moment, even during its setup, never leaves the job running. That wait
-is what lets a pause sent right after the launch reach the job: Ray runs no method of an
-actor before its constructor has returned, and a signal sent before the pid is known would
-reach no process.
+Nothing else is done in the constructor after the spawn but starting the node's fence (a
+thread that ends the worker, and so the job, once the GCS counts this node dead: `_fence`)
+and waiting for the command to start (its `pid` file): the supervisor watches the worker's
+process itself (a pidfd), so an actor killed at any moment, even during its setup, never
+leaves the job running. That wait is what lets a pause sent right after the launch reach the
+job: Ray runs no method of an actor before its constructor has returned, and a signal sent
+before the pid is known would reach no process.
 """
 
 from __future__ import annotations
@@ -47,6 +48,10 @@ FREE_STEP = 1 << 20
 """Bytes the daemon must have pulled past the last freed offset before more is freed."""
 START_WAIT = 10.0
 """Seconds the actor waits, at most, for the supervisor to start the command (its `pid`)."""
+NODE_CHECK_EVERY = 2.0
+"""Seconds between the actor's questions to the GCS whether it still counts the actor's node
+alive (`_fence`); one costs ~0.2 ms of CPU here, and the daemon waits this long, and a second
+more, before it retries a job lost with its node (ray_follow.py)."""
 
 Stamp = tuple[str, int]
 """(the sending daemon's id, the number it gave the signal): see `supersedes`."""
@@ -115,6 +120,7 @@ class JobActor:
         if self.folder.exists():
             shutil.rmtree(self.folder, ignore_errors=True)
         self.folder.mkdir(mode=0o700)
+        claim(self.folder)  # (first: killed from here on, the next actor's sweep removes it)
         self.node_id = ray.get_runtime_context().get_node_id()
         self.ray_gpu_ids = [str(i) for i in ray.get_gpu_ids()]
         self.gpu_ids = node_gpu_ids(gpus)
@@ -126,6 +132,7 @@ class JobActor:
         # reader that sees the file sees all of it, never the empty file a plain write opens.
         replace_file(self.folder / "spec.json", json.dumps(spec).encode(), mode=0o600)
         self._supervisor = self._start_supervisor()
+        threading.Thread(target=self._fence, name="gpuherd-node-fence", daemon=True).start()
         self._freed = {"stdout.log": 0, "stderr.log": 0}
         self._signalling = threading.Lock()
         self._last_signal: Stamp | None = None
@@ -211,6 +218,36 @@ class JobActor:
         shutil.rmtree(self.folder, ignore_errors=True)
 
     # ---- helpers --------------------------------------------------------------------------
+
+    def _fence(self) -> None:
+        """End this worker, and so the job (its supervisor kills every process of the job and
+        removes the folder when the worker dies), once the GCS counts this node dead.
+
+        Ray counts a node dead when its raylet misses its health checks: a raylet frozen
+        (SIGSTOP) or stuck, while this worker, which talks to the GCS itself, lives on, and
+        the job with it. Ray's own end of such a node comes
+        from its raylet, once it runs again; the daemon meanwhile counts the attempt lost, and
+        a retry ran elsewhere while this one still did. So the node fences itself. A check
+        that fails (the head away, slow) is no verdict: the job goes on, as it does while the
+        head is away (docs/cluster.md)."""
+        gcs = getattr(ray._private.worker.global_worker, "gcs_client", None)
+        if gcs is None:  # (not in a Ray worker: nothing to ask)
+            return
+        node = ray.NodeID.from_hex(self.node_id)
+        while True:
+            time.sleep(NODE_CHECK_EVERY)
+            try:
+                alive = gcs.check_alive([node], timeout=NODE_CHECK_EVERY)
+            except Exception:  # (RpcError, a deadline): no answer, no verdict
+                continue
+            if alive == [False]:
+                break
+        # (to the worker's log: the daemon has counted the attempt lost already)
+        sys.stderr.write(f"gpuherd: Ray counts node {self.node_id} dead: the job is killed\n")
+        sys.stderr.flush()
+        if self._status() is not None:  # (no supervisor left to remove the folder)
+            shutil.rmtree(self.folder, ignore_errors=True)
+        os._exit(1)  # (Ray's own exit asks the raylet, which may be frozen)
 
     def _leader(self) -> int | None:
         try:

@@ -55,6 +55,26 @@ NODE_DIED = re.compile(r"\bnode (has |had |was |is )?(died|dead|terminated|remov
 """How Ray says an actor died with its node (`The actor died because its node has died`)."""
 
 
+NODE_LEFT = "its Ray node left the cluster"
+"""A lost attempt's history words (after `lost: `) when Ray says its node died (lost_why)."""
+
+
+def node_fence_note(check_every: float, waited: float) -> str:
+    """What the stderr of an attempt lost with its node, whose end gpuherd never saw, gets:
+    what became of its processes, which may run on (a raylet frozen or cut off: its worker
+    lives on), and the window that is left (a node cut off from the GCS cannot know)."""
+    return (
+        "gpuherd: Ray counts the job's node dead, and gpuherd never saw the job end there. "
+        "If its processes still run there (its raylet frozen or stuck, its Ray worker "
+        "alive), the node kills them itself once it sees it was counted dead: the job's "
+        f"actor asks the cluster's GCS every {check_every:g}s, and gpuherd waited "
+        f"{waited:g}s for that before it counted the attempt lost (and a retry could start). "
+        "A node cut off from the GCS cannot see it: the job runs on there until the node's "
+        "raylet gives up on the GCS and ends, and the job with it "
+        "(gcs_rpc_server_reconnect_timeout_s after the cut, 60s by default)\n"
+    )
+
+
 def lost_why(exc: BaseException | None, verdict: str, stderr_tail: str) -> str:
     """Why an attempt whose actor ended without an exit status is lost, in the words its
     history gives after `lost: `, where gpuherd can tell: its node's raylet died (the
@@ -64,7 +84,7 @@ def lost_why(exc: BaseException | None, verdict: str, stderr_tail: str) -> str:
         return "its Ray node died (raylet gone)"
     said = verdict or (whole_text(exc) if exc is not None else "")
     if NODE_DIED.search(said):
-        return "its Ray node left the cluster"
+        return NODE_LEFT
     return ""
 
 

@@ -29,7 +29,15 @@ from typing import Any
 import ray
 
 from gpuherd.executors.base import RAY_PLACE_FILE, ExitStatus, SpawnError
-from gpuherd.executors.ray_errors import actor_died_note, first_line, lost_why, said_more
+from gpuherd.executors.ray_actor import NODE_CHECK_EVERY
+from gpuherd.executors.ray_errors import (
+    NODE_LEFT,
+    actor_died_note,
+    first_line,
+    lost_why,
+    node_fence_note,
+    said_more,
+)
 from gpuherd.executors.ray_files import (
     HEARD_EVERY,
     append,
@@ -57,6 +65,9 @@ UNHEARD_AFTER = PULL_WAIT + 2.0
 INFO_TIMEOUT = PULL_MARGIN
 """Seconds the actor of a job without GPUs has to say which node Ray chose: it answers at
 once (nothing to wait for there), so as long as a pull gets past its long poll."""
+FENCE_WAIT = NODE_CHECK_EVERY + 1.0
+"""Seconds an attempt lost with its node waits before it ends (and its retry may start): the
+node's own fence (ray_actor.JobActor._fence) kills its processes meanwhile, if they run on."""
 
 
 Created = tuple[Any, tuple[str, str] | None]
@@ -157,23 +168,27 @@ class Following(Stopping):
                 # an age on the node's clock, so that the nodes' clocks need not agree.
                 ended_at = time.time() - max(0.0, float(got.get("age") or 0.0))
                 break
-        await self._before_end(run, code)
         why = lost_why(died, said, tail(folder / "stderr.log")) if code < 0 else ""
+        await self._before_end(run, code, why)
         self._conclude(handle, run, code, ended_at, why=why)
 
-    async def _before_end(self, run: Run, code: int) -> None:
+    async def _before_end(self, run: Run, code: int, why: str = "") -> None:
         """Before the attempt's end is told. Collected (`code` >= 0): everything is here, the
-        node's scratch copy can go. Lost (not by a kill): read the cluster's nodes again (off
-        the loop), so that the engine, which reads the GPUs again then (DeviceTable.
-        mark_stale), no longer offers the retry a node that died with the actor: the
-        watcher's listing may be a second older than that death, and the start, which reads
-        the nodes afresh, found the node gone ("not started, queued again"), once or twice.
-        Not waited for past CALL_TIMEOUT, nor at all while the cluster does not answer."""
+        node's scratch copy can go. Lost (not by a kill): with its node (`why`), first give
+        the node the time to fence itself (`_let_the_node_fence`); then read the cluster's
+        nodes again (off the loop), so that the engine, which reads the GPUs again then
+        (DeviceTable.mark_stale), no longer offers the retry a node that died with the actor:
+        the watcher's listing may be a second older than that death, and the start, which
+        reads the nodes afresh, found the node gone ("not started, queued again"), once or
+        twice. Not waited for past CALL_TIMEOUT, nor at all while the cluster does not
+        answer."""
         assert run.actor is not None
         with contextlib.suppress(Exception):  # (ClusterDown, a GCS error, a deadline)
             if code >= 0:
                 await asyncio.wait_for(run.actor.release.remote(), RELEASE_TIMEOUT)
             elif not run.killed:
+                if why == NODE_LEFT:
+                    await _let_the_node_fence(Path(run.attempt_dir))
                 await asyncio.wait_for(asyncio.wrap_future(self.link.read_again()), CALL_TIMEOUT)
 
     async def _created(self, handle: int, run: Run) -> bool:
@@ -303,6 +318,15 @@ class Following(Stopping):
         if run.actor is not None and time.monotonic() - run.heard < UNHEARD_AFTER:
             return None
         return down
+
+
+async def _let_the_node_fence(folder: Path) -> None:
+    """An attempt Ray counts lost with its node, whose end gpuherd never saw, may still run
+    there (a frozen raylet: its worker lives on): its node kills it once its job actor sees
+    the node counted dead, within NODE_CHECK_EVERY s. Its retry starts after that, so the two
+    do not run at once; its stderr says so, and what is left (a node cut off from the GCS)."""
+    append(folder / "stderr.log", node_fence_note(NODE_CHECK_EVERY, FENCE_WAIT).encode())
+    await asyncio.sleep(FENCE_WAIT)
 
 
 def _tell_unstarted(run: Run, exc: Exception) -> None:

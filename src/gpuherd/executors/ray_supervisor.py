@@ -5,8 +5,9 @@ Run by the job's actor as `python -m gpuherd.executors.ray_supervisor DIR PARENT
 
 - leaves the worker's process tree and group (Ray SIGKILLs a dead worker's children and
   process group, which would orphan the job) and watches the worker and its raylet through
-  pidfds instead: a worker killed by Ray (`ray.kill`, a lost node), or one that outlives its
-  raylet, never leaves the job running while Ray hands its GPUs to someone else;
+  pidfds instead: a worker killed by Ray (`ray.kill`, a lost node), one that ends itself as
+  the GCS counts its node dead (a frozen raylet: ray_actor.JobActor._fence), or one that
+  outlives its raylet, never leaves the job running while Ray hands its GPUs to someone else;
 - becomes a child subreaper, so that a process the command detaches (`setsid cmd &`, a double
   fork) is re-parented to the supervisor instead of init, and stays in reach;
 - runs the command with `/bin/sh -c` (or $GPUHERD_SHELL) in a session of its own, its output
