@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import socket
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -53,6 +52,7 @@ from gpuherd.errors import (
 from gpuherd.gc_pause import collector_paused
 from gpuherd.home_header import QueueKnown
 from gpuherd.keep_alive import HEADER, silence_limit
+from gpuherd.socket_found import socket_elsewhere
 from gpuherd.socket_peer import refuse_another_users
 from gpuherd.wait_removed import WAIT_OVER
 
@@ -346,9 +346,9 @@ class Client:
             sock.connect(str(self.socket_path))
         except (FileNotFoundError, ConnectionRefusedError, NotADirectoryError) as exc:
             sock.close()
-            noted = self._noted_socket()
-            if noted is not None:  # the daemon runs with another XDG_RUNTIME_DIR, or moved
-                self.socket_path = noted  # its socket (daemon_home.SocketKeeper)
+            found = socket_elsewhere(self.home, self.socket_path)
+            if found is not None:  # the daemon runs with another XDG_RUNTIME_DIR, or moved
+                self.socket_path = found  # its socket (daemon_home.SocketKeeper)
                 return self._reach(timeout)
             if isinstance(exc, NotADirectoryError):
                 raise DaemonError(paths.not_a_folder(self.home, self.socket_path)) from None
@@ -375,26 +375,6 @@ class Client:
             raise
         return sock
 
-    def _noted_socket(self) -> Path | None:
-        """The socket the running daemon noted in the home, if it is not the one tried and
-        the note is this home's own: a home copied with `cp -a` (to try something on a copy)
-        holds its original's note, whose socket is the original's daemon, with its queue."""
-        try:
-            noted, *rest = paths.socket_note(self.home).read_text().splitlines()
-        except (OSError, UnicodeDecodeError, ValueError):
-            return None
-        if rest and not _same_folder(rest[0], self.home):  # (an older daemon notes no home)
-            return None
-        path = Path(noted.strip())
-        return path if path != self.socket_path and path.is_socket() else None
-
 
 class _OlderDaemon(Exception):
     """The daemon takes no `POST /jobs/wait` (Client._waited)."""
-
-
-def _same_folder(noted: str, home: Path) -> bool:
-    try:
-        return os.path.samefile(noted, home)
-    except OSError:  # the noted home is gone: renamed, or this is a copy of a deleted one
-        return False

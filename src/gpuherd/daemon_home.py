@@ -1,7 +1,7 @@
-"""What a starting daemon takes of its home: the lock (home_lock.py), the home's privacy, the
-socket (kept while it runs) and the dashboard's TCP one (where the last daemon listened, if
-asked), and the checks that the database matches the job folders beside it (a part of
-daemon.py)."""
+"""What a starting daemon takes of its home: the lock (home_lock.py) and the home's id
+(home_id.py), the home's privacy, the socket (kept while it runs) and the dashboard's TCP one
+(where the last daemon listened, if asked), and the checks that the database matches the job
+folders beside it (a part of daemon.py)."""
 
 from __future__ import annotations
 
@@ -12,12 +12,13 @@ import socket
 import stat
 from pathlib import Path
 
-from gpuherd import paths
+from gpuherd import home_lock, paths
 from gpuherd.core.mounts import mount_of, network_kind
 from gpuherd.core.units import plural
 from gpuherd.errors import HerdError
+from gpuherd.home_header import identity as folder_identity
+from gpuherd.home_id import keep
 from gpuherd.home_lock import AlreadyRunning as AlreadyRunning
-from gpuherd.home_lock import acquire_lock as acquire_lock
 from gpuherd.saved_settings import LISTEN, DamagedSetting, parse_listen
 from gpuherd.socket_peer import another_users_socket, peer_uid
 from gpuherd.store import Store
@@ -29,6 +30,19 @@ log = logging.getLogger("gpuherd.daemon")
 MOUNT_TABLE = "/proc/self/mountinfo"
 NETWORK_HOME_VARIABLE = "GPUHERD_ALLOW_NETWORK_HOME"
 """Set to 1 to run a daemon whose home is on a network file system anyway."""
+
+
+def acquire_lock(home: Path) -> home_lock.HomeLock:
+    """The home's lock (home_lock.acquire_lock), then its id kept in it (home_id.keep): under
+    the lock, so that two starts never give one home two ids, and before its socket's path
+    (paths.socket_dir) and its jobs' attempt keys (Layout.for_home) are made of it."""
+    lock = home_lock.acquire_lock(home)
+    try:
+        keep(home, paths.database(home).exists())
+    except BaseException:
+        lock.close()
+        raise
+    return lock
 
 
 def refuse_a_network_home(home: Path) -> None:
@@ -248,10 +262,11 @@ def bind_tcp(
 
 def note_socket(home: Path, path: Path) -> None:
     """Note the socket (and whose it is) in the home, for clients whose XDG_RUNTIME_DIR is not
-    the daemon's. The home is noted too: a copy of the home (`cp -a`) holds this note, and its
-    clients must not take this daemon, and this queue, for theirs (client._noted_socket)."""
+    the daemon's. The home is noted too, by its path and its folder (DEV:INO): a copy of the
+    home (`cp -a`) holds this note, and its clients must not take this daemon, and this queue,
+    for theirs; the home moved (`mv`) is still its folder (socket_found.noted_socket)."""
     note, draft = paths.socket_note(home), home / "daemon.socket.tmp"
-    draft.write_text(f"{path}\n{home}\n")
+    draft.write_text(f"{path}\n{home}\n{folder_identity(home) or ''}\n")
     try:
         draft.replace(note)  # whole or not at all: clients read it without a lock
     except OSError:  # (a folder as daemon.socket): the start fails, leaving no draft behind

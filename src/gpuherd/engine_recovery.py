@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -45,6 +46,7 @@ from gpuherd.engine_learning import lower_learned_mem
 from gpuherd.engine_restored import later_runs, take_later
 from gpuherd.engine_taken import recorded_stop, recorded_usage, requeue_ended
 from gpuherd.executors.base import RAY_PLACE_FILE, UNKNOWN_SIGNS, SignsOfLife
+from gpuherd.executors.local_records import another_homes_run
 from gpuherd.executors.ray_files import ray_last_seen
 from gpuherd.stop_signals import sigterm_sent
 
@@ -161,7 +163,7 @@ def _say_ended_unwatched(engine: Engine, job: Job, seen: Observed, now: float) -
         log.warning(
             "%s is gone, with no exit status recorded (%s): %s",
             which,
-            _how_lost(job, seen, attempt.ended_at, now, ray, folder),
+            _how_lost(job, seen, attempt.ended_at, now, ray, folder, engine.layout.attempt_key),
             f"lost, queued again ({why})" if again else "the job is lost",
         )
         return
@@ -172,17 +174,30 @@ def _say_ended_unwatched(engine: Engine, job: Job, seen: Observed, now: float) -
 
 
 def _how_lost(
-    job: Job, seen: Observed, ended_at: float | None, now: float, ray: bool, folder: str
+    job: Job,
+    seen: Observed,
+    ended_at: float | None,
+    now: float,
+    ray: bool,
+    folder: str,
+    key_of: Callable[[int, int], str],
 ) -> str:
     """Why an attempt left no exit status, and when it ended as best known (lost_end): its
     shell had no chance to write one (the job's processes were SIGKILLed, or the machine
     restarted) while no daemon was its parent to see it; or the attempt's `folder`, where
     its shell writes it, was deleted (said as a SIGKILL, the user looked for a killer that
     never was). Of one that ran on a Ray cluster (`ray`), nothing is known but that it is
-    gone: it may have ended any way there."""
+    gone: it may have ended any way there. Nor one whose pid runs on as another home's run
+    of it (`key_of`: this home's attempt keys): this home is a copy of that one (home_id.py),
+    whose daemon watches it."""
     booted, started = seen.booted, job.started_at
     if ray:
         how = "it ran on a Ray cluster, where no daemon saw how it ended"
+    elif seen.pid is not None and another_homes_run(seen.pid, key_of(job.id, job.attempt)):
+        how = (
+            f"its pid {seen.pid} runs on as another home's run of it: this home is a copy "
+            "(`cp -a`) of one still in use, whose daemon watches that run"
+        )
     elif not os.path.isdir(folder):
         how = f"its folder {folder} was deleted, and how it ended with it"
     elif booted is None:  # (this machine's boot could not be read)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -12,6 +11,8 @@ from pathlib import Path
 from gpuherd.core.log_names import FOLDER_LOGS
 from gpuherd.core.model import Job
 from gpuherd.core.output_files import Files, recorded_or_named
+from gpuherd.home_id import home_id as id_of_home
+from gpuherd.home_id import path_digest
 
 
 @dataclass(frozen=True)
@@ -28,9 +29,9 @@ class Layout:
     """Number job folders from 0 (the runner, as gpu-hog does); else by job id."""
     first_attempt_in_job_dir: bool = False
     home_id: str = ""
-    """The first part of every attempt key: a digest of the folder that holds the database
-    (the home, or a `gpuherd run`'s own temporary folder), so it is the same after a
-    restart and another home's or run's jobs never share it."""
+    """The first part of every attempt key: the home's id, kept in it (home_id.py: the same
+    after a restart, and after the home moved), or a digest of a `gpuherd run`'s own
+    temporary folder; another home's or run's jobs never share it."""
     one_shot: bool = False
     """A `gpuherd run`'s: no daemon holds its jobs once it ends, so what a job's message
     advises is a rerun (--skip-succeeded), never `gpuherd retry ID`."""
@@ -40,7 +41,7 @@ class Layout:
 
     @classmethod
     def for_home(cls, home: Path, socket: str | None = None) -> Layout:
-        return cls(home / "jobs", home_id=_digest(home), daemon=(str(home), socket or None))
+        return cls(home / "jobs", home_id=id_of_home(home), daemon=(str(home), socket or None))
 
     @classmethod
     def for_run(cls, output_dir: Path, prefix: str, state_dir: Path) -> Layout:
@@ -49,7 +50,7 @@ class Layout:
             prefix,
             count_from_zero=True,
             first_attempt_in_job_dir=True,
-            home_id=_digest(state_dir),
+            home_id=path_digest(state_dir),
             one_shot=True,
         )
 
@@ -73,10 +74,6 @@ class Layout:
         files = recorded_or_named(job.spec, job.id, attempt, recorded)
         # (an absolute file of the user's choosing replaces the folder it is joined to)
         return self.attempt_dir(job, attempt) / files[stream == "stderr"]
-
-
-def _digest(folder: Path) -> str:
-    return hashlib.sha256(os.fsencode(folder.resolve())).hexdigest()[:12]
 
 
 # A running job's folders are asked for about ten times (spawn, env, files, watch): building a

@@ -68,6 +68,8 @@ def lock_file(home: Path) -> Path:
 
 HOOK_LOG = "hooks.log"
 """The on-end hooks' output, in the home (hooks.py; `daemon log --hooks`)."""
+HOME_ID_FILE = "home_id"
+"""The home's id, kept in it (home_id.py): what its jobs' attempt keys and socket folder carry."""
 TOKEN_FILE = "ui_token"
 """The dashboard's token, in the home (mode 0600): written when the daemon first listens on
 TCP, kept across restarts, replaced by `ui --new-token` (api/listener.py)."""
@@ -75,14 +77,15 @@ TCP, kept across restarts, replaced by `ui --new-token` (api/listener.py)."""
 
 def daemon_files(home: Path) -> tuple[Path, ...]:
     """The files the daemon keeps in its home beside herd.db: its lock (with its pid), log,
-    socket note, the dashboard's token and the hooks' log (and the one before). No other
-    command writes over them (`daemon backup`: a copy put in daemon.lock's place lost the pid
-    a stuck daemon is named by)."""
+    socket note, the home's id, the dashboard's token and the hooks' log (and the one before).
+    No other command writes over them (`daemon backup`: a copy put in daemon.lock's place lost
+    the pid a stuck daemon is named by)."""
     hooks = home / HOOK_LOG
     return (
         lock_file(home),
         daemon_log(home),
         socket_note(home),
+        home / HOME_ID_FILE,
         home / TOKEN_FILE,
         hooks,
         hooks.with_name(f"{HOOK_LOG}.1"),
@@ -93,12 +96,13 @@ def socket_dir(home: Path) -> Path:
     """A 0700 folder for the socket, without GPUHERD_SOCKET: under XDG_RUNTIME_DIR when set,
     else in the home.
 
-    One folder per home (named by a hash of its path), so several homes never share a
-    socket; a home whose path is too long for a Unix socket gets a folder under /tmp
+    One folder per home (named by its id, home_id.py: kept in the home, so the clients of a
+    home moved while its daemon runs still find it), so several homes never share a socket; a
+    home whose path is too long for a Unix socket gets a folder under /tmp
     (long_home_socket_dir), which its daemon removes as it stops.
     """
     runtime = os.environ.get("XDG_RUNTIME_DIR")
-    folder = Path(runtime) / "gpuherd" / _digest(home) if runtime else home / "run"
+    folder = Path(runtime) / "gpuherd" / _home_id(home) if runtime else home / "run"
     if len(str(folder / "herd.sock")) > _SOCKET_PATH_MAX:
         folder = long_home_socket_dir(home)
     return folder
@@ -106,10 +110,10 @@ def socket_dir(home: Path) -> Path:
 
 def long_home_socket_dir(home: Path) -> Path:
     """The socket's folder of a home whose path is too long for a Unix socket:
-    /tmp/gpuherd-UID/HASH, a folder for each home in one for each user."""
+    /tmp/gpuherd-UID/ID, a folder for each home (by its id) in one for each user."""
     import tempfile  # rarely needed; costs the CLI a few ms at start-up
 
-    return Path(tempfile.gettempdir()) / f"gpuherd-{os.getuid()}" / _digest(home)
+    return Path(tempfile.gettempdir()) / f"gpuherd-{os.getuid()}" / _home_id(home)
 
 
 def remove_long_home_socket_dir(home: Path, socket: Path) -> None:
@@ -128,10 +132,10 @@ def remove_long_home_socket_dir(home: Path, socket: Path) -> None:
         pass
 
 
-def _digest(home: Path) -> str:
-    import hashlib  # deferred: loading OpenSSL costs the CLI ~2 ms, and home/run needs no hash
+def _home_id(home: Path) -> str:
+    from gpuherd.home_id import home_id  # (deferred: home/run needs no id)
 
-    return hashlib.sha256(str(home.resolve()).encode()).hexdigest()[:12]
+    return home_id(home)
 
 
 def socket_note(home: Path) -> Path:

@@ -320,3 +320,17 @@ def _writes_logs(pid: int, attempt_dir: str) -> bool:
             if (found.st_dev, found.st_ino) in logs:
                 return True
     return False
+
+
+def another_homes_run(pid: int, key: str) -> bool:
+    """Whether `pid` is alive as this attempt's run (the same job and attempt numbers) of
+    another home: a home copied (`cp -a`) and used beside its original, which still runs the
+    job the copy's queue was told of. Its daemon watches it: gone from this one's, not killed."""
+    import psutil  # deferred, as in leaders: asked only of an attempt found lost
+
+    try:
+        carried = psutil.Process(pid).environ().get(KEY_VARIABLE)
+    except (OSError, psutil.Error):
+        return False
+    theirs, ours = (carried or "").split(":", 1), key.split(":", 1)
+    return len(theirs) == 2 and theirs[0] != ours[0] and theirs[1:] == ours[1:]

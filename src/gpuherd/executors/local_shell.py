@@ -23,13 +23,25 @@ RESET_SIGNALS = (SIGPIPE, SIGXFSZ, SIGHUP, SIGINT, SIGQUIT, SIGTERM)
 # replaces the shell (`exec prog`) or sets its own EXIT trap leaves no `exit` line: the
 # daemon then takes the status from the process itself, and only a daemon that was down
 # when such a job ended finds it `lost`.
+# Where the folder's path no longer leads (the home moved, `mv`, while the job ran: its
+# re-attached end was recorded `lost`, home_id.py), the status goes through fd 8, the `process`
+# file opened at the start, if fd 8 is still that file (an `exit N` inside the command, which
+# does not get fd 8, `8>&-`, runs the trap with fd 8 closed, or as the command set it). Else,
+# as always, by the path: no fork on the usual way out (readlink only after a move).
 # The files are written with shell builtins only: every fork+exec here sits on the path from
 # one job's exit to the next job's start. The shell opens the logs itself (first thing):
 # posix_spawn's file actions would run in the vfork child while the daemon waits.
 JOB_SHELL = r"""
 __gpuherd_dir=$3
-exec </dev/null >>"$3/stdout.log" 2>>"$3/stderr.log"
-trap 'printf "exit %s\n" "$?" >>"$__gpuherd_dir/process"' EXIT
+exec </dev/null >>"$3/stdout.log" 2>>"$3/stderr.log" 8>>"$3/process"
+trap '__gpuherd_status=$?
+if [ ! -e "$__gpuherd_dir/process" ] && [ -e /proc/$$/fd/8 ]; then
+    case $(readlink /proc/$$/fd/8 2>/dev/null) in
+    */process) printf "exit %s\n" "$__gpuherd_status" >&8 ;;
+    esac
+else
+    printf "exit %s\n" "$__gpuherd_status" >>"$__gpuherd_dir/process"
+fi' EXIT
 trap 'exit 129' HUP
 trap 'exit 130' INT
 trap 'exit 143' TERM
@@ -40,7 +52,7 @@ if ! cd -- "$2" 2>/dev/null; then
 fi
 __gpuherd_command=$1
 shift 3
-eval "$__gpuherd_command"
+eval "$__gpuherd_command" 8>&-
 """
 
 
