@@ -18,6 +18,7 @@ from gpuherd.engine_unspawned import fail_unspawned
 from gpuherd.executors.base import SpawnError, checked_workdir
 from gpuherd.layout import Layout
 from gpuherd.store import Store
+from gpuherd.unwritten_ends import UnwrittenEnds, note_waiter
 
 if TYPE_CHECKING:
     from gpuherd.engine import Engine
@@ -44,19 +45,32 @@ class Spawns:
 
     unwritten: dict[int, OSError] | None = None
     """Set ({}) by `gpuherd run`, whose record the files are: the jobs whose last files could
-    not be written, and why (a full disk). The daemon's record is herd.db."""
+    not be written, and why (a full disk). The daemon's record is herd.db: it says these in
+    daemon.log and the job's history, and writes them again later (_unwritten_ends)."""
+
+    _unwritten: UnwrittenEnds | None = None
+
+    @property
+    def _unwritten_ends(self) -> UnwrittenEnds:
+        """Made at its first use, the daemon's first tick: it reads those a daemon before left."""
+        if self._unwritten is None:
+            self._unwritten = UnwrittenEnds(cast("Engine", self))
+        return self._unwritten
 
     def add_paperwork(self, job_id: int, write: Paperwork) -> None:
         """Write a job's files at the end of this tick, once the GPUs have their next jobs."""
         self._paperwork.append((job_id, write))
 
-    def _write(self, job_id: int, write: Paperwork) -> None:
+    def _write(self, job_id: int, write: Paperwork) -> OSError | None:
         failed = write()
         if self.unwritten is not None:
             if failed is None:
                 self.unwritten.pop(job_id, None)  # (its retry's end, written)
             else:
                 self.unwritten[job_id] = failed
+        elif failed is not None:
+            self._unwritten_ends.failed(job_id, failed)
+        return failed
 
     def _spawn_all(self, started: list[tuple[Job, Attempt]], now: float) -> None:
         spawned = [
@@ -95,6 +109,8 @@ class Spawns:
         work, self._paperwork = self._paperwork, []
         for job_id, write in work:
             self._write(job_id, write)
+        if self.unwritten is None:  # (the daemon's: those that could not be, when due)
+            self._unwritten_ends.retry()
 
     def _spawn_after_files(self, job: Job, attempt: Attempt, now: float) -> int | None:
         """_spawn; for a job that waited for others (`--after`), once the files of those that
@@ -102,8 +118,11 @@ class Spawns:
         if waited := {*job.spec.after, *job.spec.after_any, *job.spec.after_fail}:
             ended = [(j, write) for j, write in self._paperwork if j in waited]
             self._paperwork = [(j, write) for j, write in self._paperwork if j not in waited]
-            for j, write in ended:
-                self._write(j, write)
+            unwritten = {j: failed for j, write in ended if (failed := self._write(j, write))}
+            if self.unwritten is None:  # (the daemon's: ends written later, tried now)
+                unwritten |= self._unwritten_ends.retry(waited - unwritten.keys())
+                if unwritten:  # (herd.db has their ends: the job starts all the same)
+                    note_waiter(cast("Engine", self), job, unwritten)
         if gone := self._working_folder_gone(job, attempt):
             fail_unspawned(cast("Engine", self), job, attempt, gone, now)
             return None
