@@ -261,6 +261,7 @@ def serve(
                 opened.close()
         if keeper is not None:  # its socket file goes too, as a stopping daemon's does
             keeper.remove()
+            _remove_runtime_folder(sock_path)
         lock.close()
         raise
     assert sock is not None and keeper is not None  # (bound in the `try`, or it raised)
@@ -313,6 +314,7 @@ def serve(
         if tcp_sock is not None:
             tcp_sock.close()
         keeper.remove()
+        _remove_runtime_folder(sock_path)
         store.close()
         if kind == "ray":
             from gpuherd.executors import ray_cluster
@@ -321,6 +323,20 @@ def serve(
         lock.close()
         log.info("daemon %d stopped", os.getpid())
     return last_word
+
+
+def _remove_runtime_folder(socket: Path) -> None:
+    """Remove the socket's folder under XDG_RUNTIME_DIR (gpuherd/HASH, one per home) as the
+    daemon stops, once its socket is gone from it: each home's was left behind, and they
+    piled up. Held by the home's lock still, so no start of this home makes it meanwhile.
+    Only if empty, and only that one: GPUHERD_SOCKET's folder is the user's, and `gpuherd`
+    above it the other homes'."""
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if not runtime or os.environ.get("GPUHERD_SOCKET"):
+        return
+    if socket.parent.parent == Path(runtime).absolute() / "gpuherd":
+        with contextlib.suppress(OSError):  # not empty (a file not ours), or gone already
+            socket.parent.rmdir()
 
 
 def _with_replaced(

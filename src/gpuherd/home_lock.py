@@ -16,6 +16,8 @@ import contextlib
 import fcntl
 import logging
 import os
+import shlex
+import time
 from pathlib import Path
 from typing import IO
 
@@ -25,6 +27,9 @@ from gpuherd.errors import HerdError
 log = logging.getLogger("gpuherd.daemon")
 
 LOCKS_TABLE = "/proc/locks"
+PID_NOTED_WITHIN = 1.0
+"""Seconds a start refused by a taken daemon.lock waits for the daemon holding it to note its
+pid there: one that has just won the lock notes it at once, unless the machine is busy."""
 
 
 class AlreadyRunning(HerdError):
@@ -85,13 +90,10 @@ def acquire_lock(home: Path) -> HomeLock:
     home.mkdir(mode=0o700, exist_ok=True)
     handle = paths.lock_file(home).open("a+")
     if not _take(handle):
-        handle.seek(0)
-        pid = handle.read().strip() or "?"
-        handle.close()
-        raise AlreadyRunning(
-            f"a daemon is already running for {home} (pid {pid}): "
-            "`gpuherd daemon status` shows it, `gpuherd daemon stop` stops it"
-        )
+        try:
+            raise AlreadyRunning(_lock_taken(home, handle))
+        finally:
+            handle.close()
     folder = os.open(home, os.O_RDONLY | os.O_DIRECTORY)
     try:
         fcntl.flock(folder, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -118,6 +120,49 @@ def lock_file_removed(home: Path, pid: int | None) -> str:
     )
 
 
+def _lock_taken(home: Path, handle: IO[str]) -> str:
+    """Why a start is refused by a daemon.lock another process holds: this home's daemon (it
+    notes its pid there as it takes it), or another program (`flock daemon.lock ...`), which
+    was said to be a daemon under the pid of the last one, dead, that `daemon stop` then said
+    did not run. A daemon that won a start's race notes its pid a moment after: waited for."""
+    held = os.fstat(handle.fileno())
+    deadline = time.monotonic() + PID_NOTED_WITHIN
+    while True:
+        handle.seek(0)
+        noted = handle.read().strip()
+        if noted.isdecimal() and holds_open(int(noted), held):
+            return (
+                f"a daemon is already running for {home} (pid {noted}): "
+                "`gpuherd daemon status` shows it, `gpuherd daemon stop` stops it"
+            )
+        if time.monotonic() >= deadline:
+            break
+        time.sleep(0.02)
+    lock = paths.lock_file(home)
+    holder = flock_holder(held)
+    who = (
+        f"pid {holder}: {_command_of(holder)}"
+        if holder is not None
+        else f"`fuser -v {shlex.quote(str(lock))}` names it"
+    )
+    end = f"end it (`kill {holder}`)" if holder is not None else "end it"
+    return (
+        f"another program holds the daemon's lock file {lock} ({who}): no gpuherd daemon runs "
+        f"for {home}, and none can start while it holds it: {end} or wait until it lets go, "
+        "then `gpuherd daemon start` again"
+    )
+
+
+def _command_of(pid: int) -> str:
+    """A process's command line, cut short, to name it by."""
+    try:
+        words = Path(f"/proc/{pid}/cmdline").read_bytes().rstrip(b"\0").split(b"\0")
+    except OSError:
+        return "gone since"
+    command = " ".join(os.fsdecode(b" ".join(words)).split())  # (one line: a `-c` script's)
+    return command if len(command) <= 60 else command[:57] + "..."
+
+
 def note_pid(handle: IO[str]) -> None:
     handle.seek(0)
     handle.truncate()
@@ -127,12 +172,20 @@ def note_pid(handle: IO[str]) -> None:
 
 def folder_lock_holder(home: Path) -> int | None:
     """The pid of the process that holds the flock on the home folder (a daemon whose
-    daemon.lock was removed); None when none does, or it cannot be told (no /proc). The
-    kernel's table of locks names the holder by pid and the inode; the holder is then
-    confirmed by an fd of its open on the home (the table's device number is not always
-    stat()'s: btrfs subvolumes)."""
+    daemon.lock was removed); None when none does, or it cannot be told (no /proc)."""
     try:
         home_stat = os.stat(home)
+    except OSError:
+        return None
+    return flock_holder(home_stat)
+
+
+def flock_holder(held: os.stat_result) -> int | None:
+    """The pid of the process that holds a flock on the file `held` (None: none, or it cannot
+    be told). The kernel's table of locks names the holder by pid and inode; the holder is
+    then confirmed by an fd of its open on the file (the table's device number is not always
+    stat()'s: btrfs subvolumes)."""
+    try:
         with open(LOCKS_TABLE, encoding="ascii", errors="replace") as f:
             table = f.read()
     except OSError:
@@ -142,9 +195,9 @@ def folder_lock_holder(home: Path) -> int | None:
         fields = line.split()
         if len(fields) < 6 or fields[1] != "FLOCK" or not fields[4].isdecimal():
             continue
-        if fields[5].rpartition(":")[2] != str(home_stat.st_ino):
+        if fields[5].rpartition(":")[2] != str(held.st_ino):
             continue
-        if holds_open(int(fields[4]), home_stat):
+        if holds_open(int(fields[4]), held):
             return int(fields[4])
     return None
 

@@ -118,6 +118,9 @@ def note(home: Path, folders: Sequence[tuple[int, Path]]) -> Path | None:
         try:
             while data:
                 data = data[os.write(fd, data) :]
+        except OSError:  # (a full disk): not left behind empty, or cut short
+            path.unlink(missing_ok=True)
+            raise
         finally:
             os.close(fd)
     except OSError as exc:

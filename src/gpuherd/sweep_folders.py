@@ -8,6 +8,7 @@ worker thread (write_points): 20,000 points took 7 s, the daemon's loop blocked 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import shutil
@@ -138,10 +139,19 @@ def write_params(
     except OSError as exc:
         with contextlib.suppress(OSError):
             os.unlink(path + ".tmp")
-        raise HerdError(
-            f"cannot write {path}: {exc.strerror or exc}; "
-            "choose a results folder you can write (--results-dir)"
-        ) from None
+        raise HerdError(_unwritable(path, exc)) from None
+
+
+def _unwritable(path: str, exc: OSError) -> str:
+    """Why a point's params.json could not be written, and what to do: a full disk is no
+    folder to choose another of for want of rights (as it was said)."""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return (
+            f"cannot write {path}: its disk is full ({exc.strerror}): free some space on it, "
+            "or choose a results folder on another disk (--results-dir); nothing was submitted"
+        )
+    why = exc.strerror or exc
+    return f"cannot write {path}: {why}; choose a results folder you can write (--results-dir)"
 
 
 def _make_with_parents(folder: str, made: NewFolders) -> None:

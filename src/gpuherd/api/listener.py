@@ -17,9 +17,7 @@ import errno
 import ipaddress
 import logging
 import os
-import secrets
 import socket
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,10 +28,10 @@ from fastapi.responses import JSONResponse
 from gpuherd.api.auth import TCP_SCOPE_KEY, HostCheck, TcpGate
 from gpuherd.api.open_codes import OneTimeCodes
 from gpuherd.api.routes import RouteTable
-from gpuherd.env_token import TOKEN_SHAPE, env_token
+from gpuherd.api.token_file import fresh_token, kept_token, token_path, write_token
+from gpuherd.env_token import env_token
 from gpuherd.errors import Conflict, HerdError
 from gpuherd.listen_address import every_interface, format_address, parse_address
-from gpuherd.paths import TOKEN_FILE
 from gpuherd.saved_settings import keep_listen
 from gpuherd.wire import REFUSE_UNKNOWN_FIELDS, Bool
 
@@ -47,10 +45,6 @@ LISTEN_BACKLOG = 128
 before the cap on open ones (connections.py) can close any."""
 
 routes = RouteTable()
-
-
-def token_path(home: Path) -> Path:
-    return home / TOKEN_FILE
 
 
 def bind(address: str, next_free: int = 1) -> socket.socket:
@@ -110,55 +104,6 @@ def _bind_one(host: str, port: int) -> socket.socket:
     return sock
 
 
-def kept_token(home: Path) -> str | None:
-    """The token the last daemon wrote to GPUHERD_HOME/ui_token, to keep a restart from
-    logging every open tab out: only from a regular file of this user's, with no bit for
-    group or others, that holds one token. Another file there is removed (logged), and a new
-    token is made; a folder there fails the start, as it did (daemon_failure names it)."""
-    path = token_path(home)
-    why: str | None
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:  # a link (ELOOP), a file this user may not read
-        why = f"it cannot be read ({exc.strerror})"
-    else:
-        try:  # (checked on what was opened: no other file put there meanwhile)
-            why = _unsafe(os.fstat(fd))
-            text = os.read(fd, 300).decode("ascii", "replace").strip() if why is None else ""
-        finally:
-            os.close(fd)
-        if why is None and TOKEN_SHAPE.fullmatch(text):
-            return text
-        why = why or "it holds no token"
-    log.warning("not keeping the dashboard's token in %s: %s; a new one is made", path, why)
-    path.unlink(missing_ok=True)
-    return None
-
-
-def _unsafe(info: os.stat_result) -> str | None:
-    """Why a token file must not be trusted (None: it may): another user could have put its
-    token there, or may have read it."""
-    if not stat.S_ISREG(info.st_mode):
-        return "it is not a regular file"
-    if info.st_uid != os.geteuid():
-        return f"it belongs to uid {info.st_uid}, not to this user (uid {os.geteuid()})"
-    if info.st_mode & 0o077:
-        return f"its mode is {stat.S_IMODE(info.st_mode):04o}, not 0600: others may read it"
-    return None
-
-
-def write_token(home: Path, token: str) -> None:
-    """GPUHERD_HOME/ui_token, mode 0600 from its creation on."""
-    path = token_path(home)
-    path.unlink(missing_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w") as f:
-        os.fchmod(f.fileno(), 0o600)
-        f.write(token + "\n")
-
-
 class Listener:
     """At most one TCP server at a time, sharing the daemon's loop, app and engine."""
 
@@ -166,7 +111,7 @@ class Listener:
         self.app = app
         self.home = home
         # A GPUHERD_TOKEN that is no token is refused as the listener starts (start).
-        self.token = os.environ.get("GPUHERD_TOKEN") or kept_token(home) or _new_token()
+        self.token = os.environ.get("GPUHERD_TOKEN") or kept_token(home) or fresh_token()
         self.host = ""
         self.port = 0
         self._server: Any = None
@@ -210,7 +155,11 @@ class Listener:
             raise
         self.host, self.port = host, int(sock.getsockname()[1])
         self._fqdn = _machine_name() if every_interface(host) else None  # once: may ask DNS
-        write_token(self.home, self.token)
+        try:
+            write_token(self.home, self.token)
+        except HerdError:
+            sock.close()  # (not left bound: the next `gpuherd ui` takes the same port)
+            raise
         self._gate = gate = TcpGate(self.app, self.token, HostCheck(host), self.codes)
         config = uvicorn.Config(
             gate,
@@ -248,7 +197,7 @@ class Listener:
         self._server, self._task, self._gate = None, None, None
         if forget_token:
             token_path(self.home).unlink(missing_ok=True)
-            self.token = os.environ.get("GPUHERD_TOKEN") or _new_token()
+            self.token = os.environ.get("GPUHERD_TOKEN") or fresh_token()
 
     def new_token(self) -> None:
         """`gpuherd ui --new-token`: a new token, in force at once. Every browser and script
@@ -259,17 +208,15 @@ class Listener:
                 "the dashboard's token is GPUHERD_TOKEN, from the daemon's environment: "
                 "change it there, then `gpuherd daemon restart`"
             )
-        self.token = _new_token()
+        token = fresh_token()
         if self._gate is None or self._server is None:
+            self.token = token
             return  # (written as the listener starts)
-        write_token(self.home, self.token)
+        write_token(self.home, token)  # first: one refused leaves the old token in force
+        self.token = token
         self._gate.use_token(self.token)
         for connection in list(self._server.server_state.connections):
             connection.transport.close()
-
-
-def _new_token() -> str:
-    return secrets.token_urlsafe(32)
 
 
 def _machine_name() -> str | None:

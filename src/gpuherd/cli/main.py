@@ -23,7 +23,6 @@ from gpuherd import __version__
 from gpuherd.cli.flag_pairs import refuse_both_ways
 from gpuherd.cli.separator import refuse_separator_values
 from gpuherd.errors import HerdError, NotRunning
-from gpuherd.paths import folder_gone
 from gpuherd.typed_name import as_typed
 from gpuherd.typed_name import prefixed as prefixed  # the CLI's commands import it from here
 from gpuherd.typed_name import typed_name as _typed_name
@@ -273,11 +272,10 @@ def main(argv: list[str] | None = None) -> None:
         drop_output(sys.stdout)
         sys.exit(0)
     except OSError as exc:  # mostly our output failing: `> /dev/full`, a full disk
+        from gpuherd.cli.output_failed import failed_output  # (the error path's alone)
+
         drop_output(sys.stdout)
-        where = f" ({exc.filename})" if exc.filename else " (writing the output)"
-        # (os.getcwd(), or a relative path made absolute, in a folder removed since: no name)
-        gone = folder_gone() if exc.filename is None else None
-        _error(prefixed("error", gone or f"{exc.strerror or exc}{where}"))
+        _error(prefixed("error", failed_output(exc)))  # (with the jobs queued before it)
         sys.exit(1)
 
 
