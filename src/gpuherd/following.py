@@ -18,8 +18,9 @@ from gpuherd.errors import DaemonError, NoAnswer, NotFound, NotRunning
 from gpuherd.typed_name import as_typed
 
 Piece = tuple[str, Any]
-"""("text", new log text), ("attempt", number) when a later attempt's log begins, or
-("deleted", path) when the log followed was deleted under the job (read on all the same)."""
+"""("text", new log text), ("attempt", number) when a later attempt's log begins,
+("deleted", path) when the log followed was deleted under the job (read on all the same), or
+("truncated", path) when it was emptied or cut under the follow (read on from its start)."""
 
 
 def follow_log(
@@ -56,9 +57,9 @@ def follow_log(
                     return
                 if event == "deleted":  # (the follow reads on: the text is still to come)
                     yield "deleted", data["path"]
-                elif event == "attempt":
-                    yield "attempt", data["attempt"]
-                    resume = _resume_at(stream, attempt, data["attempt"], 0)
+                elif event in ("attempt", "truncated"):  # (read on from that log's start)
+                    yield event, data["path" if event == "truncated" else "attempt"]
+                    resume = _resume_at(stream, attempt, data.get("attempt"), 0)
                 elif event == "message":
                     yield "text", data["text"]
                     resume = _resume_at(stream, attempt, data.get("attempt"), data["offset"])

@@ -2,6 +2,12 @@
 running job that has a cap; a job whose log grew past it is stopped as a --timeout stops it
 (Engine.stop_job: SIGTERM, SIGKILL after its grace), and ends `log_too_large`.
 
+A log deleted (`rm` to free space) or renamed away (logrotate without copytruncate) while its
+job runs is still the file the job writes to, filling the disk all the same: the look at its
+path alone found none, or a new empty one, and the job ran on past its cap for ever. The file
+first seen at each path is remembered, and once the path leads elsewhere it is looked at
+through the job's own descriptor of it (/proc/PID/fd), as long as the job holds one.
+
 Not at every tick: a busy queue ticks every few milliseconds. The daemon reads the files it
 shows (`gpuherd log`): a Ray job's logs are the copies its daemon appends to (ray_follow.py),
 on the disk the cap protects, so the cap holds there too.
@@ -32,6 +38,8 @@ LOG_CHECK_EVERY = 2.0
 """Seconds between looks at the capped jobs' log sizes: a job that writes 100 MB/s passes its
 cap by at most ~200 MB before its stop begins."""
 
+FileId = tuple[int, int]
+"""A file's (st_dev, st_ino): which file a path led to, or a descriptor is of."""
 NamedLogs = tuple[tuple[str, Path], ...]
 """An attempt's log files, each with its name as the reason says it."""
 BASES_KEY = "log_bases"
@@ -125,6 +133,8 @@ class LogCapWatch:
         self._on_over = on_over
         self._every = every
         self._timer: asyncio.TimerHandle | None = None
+        self._seen: dict[tuple[int, Path], FileId] = {}
+        """By (job id, log path): the file first seen there, which the job writes to."""
 
     def start(self) -> None:
         self._timer = asyncio.get_running_loop().call_later(self._every, self._look)
@@ -145,13 +155,16 @@ class LogCapWatch:
         """Stop each running job with a log over its cap; their ids. One being stopped
         already (by a kill, its timeout, its cap) is left to that stop; a paused one writes
         nothing, and is looked at again once resumed."""
+        lives = list(self._live.values())
+        running = {live.job_id for live in lives}
+        self._seen = {key: seen for key, seen in self._seen.items() if key[0] in running}
         over = [
             live.job_id
-            for live in list(self._live.values())
+            for live in lives
             if live.max_log_size is not None
             and live.stop_reason is None
             and not live.paused
-            and over_cap(log_sizes(live.logs), live.max_log_size, live.log_bases)
+            and over_cap(self._sizes(live), live.max_log_size, live.log_bases)
         ]
         for job_id in over:
             # Each on its own: its SIGTERM goes before its stop is stored, and a full disk
@@ -161,3 +174,63 @@ class LogCapWatch:
             except Exception:
                 log.exception("could not record the stop of job %d for its log size", job_id)
         return over
+
+    def _sizes(self, live: Live) -> list[LogSize]:
+        """Each of `live`'s logs' bytes now (log_sizes's), a log deleted or renamed away
+        counted by the file its job still writes to."""
+        sizes = []
+        for name, path in live.logs:
+            size = self._size(live, path)
+            if size is not None:
+                sizes.append((name, size))
+        return sizes
+
+    def _size(self, live: Live, path: Path) -> int | None:
+        """The bytes of the log at `path`: of the file there, or, where the file the job
+        writes is gone from it (the one first seen there; one never seen, deleted) but still
+        open in the job, the larger of the two (a job on a Ray cluster has its log made anew
+        by name, which grows instead); None when neither is there."""
+        key = (live.job_id, path)
+        try:
+            named: os.stat_result | None = os.stat(path)
+        except OSError:
+            named = None
+        seen = self._seen.get(key)
+        if named is not None and seen in (None, _file_id(named)):
+            self._seen[key] = _file_id(named)
+            return named.st_size
+        held = held_file(live.pid, path, seen)
+        if held is not None:
+            self._seen[key] = _file_id(held)
+            return max(held.st_size, 0 if named is None else named.st_size)
+        if named is None:
+            return None
+        self._seen[key] = _file_id(named)  # the job no longer holds the one seen before
+        return named.st_size
+
+
+def _file_id(status: os.stat_result) -> FileId:
+    return (status.st_dev, status.st_ino)
+
+
+def held_file(pid: int, path: Path, seen: FileId | None) -> os.stat_result | None:
+    """The status of the log that was at `path`, as process `pid` holds it open: the file
+    `seen` there before, wherever it is now; not seen (deleted before a look, or while no
+    daemon ran), the one the kernel names `PATH (deleted)`. None when `pid` holds no such
+    descriptor (or is gone, or there is no /proc to tell)."""
+    fds = f"/proc/{pid}/fd"
+    deleted = f"{os.path.realpath(path)} (deleted)"  # (as the job's shell opened it)
+    try:
+        names = os.listdir(fds)
+    except OSError:
+        return None
+    for fd in names:
+        try:
+            if seen is None and os.readlink(f"{fds}/{fd}") != deleted:
+                continue
+            status = os.stat(f"{fds}/{fd}")  # (the file itself, also once deleted)
+        except OSError:  # (closed meanwhile)
+            continue
+        if seen is None or _file_id(status) == seen:
+            return status
+    return None

@@ -64,7 +64,8 @@ def test_it_ends_as_a_stop_and_is_retried_as_a_timeout_is() -> None:
 
 def _live(job_id: int, logs: list[Path], cap: int | None, **state: Any) -> Any:
     named = tuple(zip(("stdout", "stderr"), logs, strict=False))
-    fields = {"stop_reason": None, "paused": False, "log_bases": {}, **state}
+    # (pid 0: no process holds its logs, read by their paths alone)
+    fields = {"stop_reason": None, "paused": False, "log_bases": {}, "pid": 0, **state}
     return SimpleNamespace(job_id=job_id, max_log_size=cap, logs=named, **fields)
 
 

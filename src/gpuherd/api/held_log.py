@@ -55,6 +55,13 @@ class HeldLog:
             data: bytes = f.read(size)
             return data
 
+    def shrunk_below(self, path: Path, offset: int) -> bool:
+        """Whether the log now holds fewer than `offset` bytes: emptied or cut under the
+        reader (`: > stdout.log`, logrotate's copytruncate), whose next text is written from
+        its new end, below `offset`, where a reader that waited for `offset` never looked."""
+        with self.opened(path) as f:
+            return f is not None and os.fstat(f.fileno()).st_size < offset
+
     def position_in_next(self, followed: Path | None, path: Path, position: int) -> int:
         """Where the next attempt's log, at `path`, is read from: its start; on from
         `position` in the file followed (`--output` without %a: a retry adds to it), unless

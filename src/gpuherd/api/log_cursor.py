@@ -38,6 +38,8 @@ class LogCursor:
                 return ""
             size = f.seek(0, 2)
             skipped = ""
+            if size < self.offset:  # emptied or cut under the page (logrotate's copytruncate)
+                skipped, self.offset = "[log truncated: shown again from its start]\n", 0
             if size - self.offset > MAX_CATCH_UP:
                 skipped = f"[… {size - CHUNK - self.offset} bytes skipped: see the full log]\n"
                 self.offset = size - CHUNK

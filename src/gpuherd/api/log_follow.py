@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from gpuherd.api.held_log import HeldLog
+from gpuherd.broadcast import Change
 from gpuherd.core.states import FINISHED_STATES
 from gpuherd.errors import Conflict, InvalidValue, NotFound
 from gpuherd.jobfiles import open_job_file, start_of_last_lines
@@ -86,7 +87,9 @@ async def follow_events(
     position: int,
     raw: bool = False,
 ) -> AsyncIterator[str]:
-    """`data` events with new text, `attempt` when the next attempt's log begins, then `end`.
+    """`data` events with new text, `attempt` when the next attempt's log begins, `truncated`
+    when the log was emptied or cut below where the follow had read (it goes on from its
+    start, as `tail -f` does), then `end`.
 
     Text goes out in whole UTF-8 characters (a progress bar's █ is 3 bytes); once a log can
     no longer grow (its job ended, or a later attempt began) what is left goes out as it is.
@@ -98,6 +101,9 @@ async def follow_events(
     said = time.monotonic()  # when the stream last sent something
     try:
         while True:
+            if cut_note := _truncated(log, target, position):  # (emptied, or logrotated)
+                position, said = 0, time.monotonic()
+                yield cut_note
             chunk = _read(log, target, position)  # before the state: the last lines are never lost
             cut = utf8_complete(chunk)
             if not cut:
@@ -134,14 +140,20 @@ async def follow_events(
             if (note := _idle_note(log, target, said)) is not None:
                 yield note
                 said = time.monotonic()
-            try:
-                if await asyncio.wait_for(changes.get(), POLL) is None:
-                    return  # the daemon is stopping
-            except TimeoutError:
-                pass
+            if not await _looked_again(changes):
+                return  # the daemon is stopping
     finally:
         service.engine.changes.unsubscribe(changes)
         log.close()
+
+
+async def _looked_again(changes: asyncio.Queue[Change | None]) -> bool:
+    """After POLL seconds, or sooner at a change of any job's state: False once the daemon
+    is stopping (its change stream ends with None)."""
+    try:
+        return await asyncio.wait_for(changes.get(), POLL) is not None
+    except TimeoutError:
+        return True
 
 
 def _idle_note(log: HeldLog, target: Target, said: float) -> str | None:
@@ -150,6 +162,15 @@ def _idle_note(log: HeldLog, target: Target, said: float) -> str | None:
     if log.newly_deleted():
         return _event("deleted", {"attempt": _number(target), "path": str(log.path)})
     return COMMENT if time.monotonic() - said >= INTERVAL else None
+
+
+def _truncated(log: HeldLog, target: Target, position: int) -> str | None:
+    """A `truncated` event where the log was emptied or cut below `position` (`: > x.log`,
+    logrotate's copytruncate): the follow reads on from its start, as `tail -f` does. It
+    waited for the log to grow past `position` again, losing what was written below it."""
+    if target is None or not log.shrunk_below(target[1], position):
+        return None
+    return _event("truncated", {"attempt": target[0], "path": str(target[1])})
 
 
 def _read(log: HeldLog, target: Target, offset: int) -> bytes:

@@ -7,13 +7,13 @@ import contextlib
 import io
 import os
 import sys
-import time
 from pathlib import Path
 
 import click
 
 from gpuherd import paths
 from gpuherd.cli.param_types import WholeRange
+from gpuherd.cli.reader_watch import pause
 from gpuherd.core.text import shell_word
 from gpuherd.daemon_presence import lock_holder
 from gpuherd.errors import HerdError
@@ -78,8 +78,8 @@ def log_cmd(lines: int, follow: bool, hooks: bool) -> None:
             elif _rotated(path, log.fileno()):  # hooks.log became hooks.log.1: on to the new
                 log.close()
                 log = path.open("rb")
-            else:
-                time.sleep(LOG_POLL)
+            else:  # (ends as soon as the reader goes away: `| grep -m1 serving`)
+                pause(LOG_POLL)
     finally:
         log.close()
 
@@ -94,7 +94,7 @@ def _first_made(path: Path) -> io.BufferedReader:
     while True:
         with contextlib.suppress(FileNotFoundError):
             return path.open("rb")
-        time.sleep(LOG_POLL)
+        pause(LOG_POLL)
 
 
 def _removed_while_running(path: Path, pid: int) -> str:

@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from typing import Any, TextIO
 
 import click
 
 from gpuherd.cli.job_refs import FINISHED
 from gpuherd.cli.main import prefixed
+from gpuherd.cli.reader_watch import produced_aside
 from gpuherd.client import Client
 from gpuherd.errors import DaemonError, HerdError, NoAnswer, NotRunning
-from gpuherd.following import follow_log
+from gpuherd.following import Piece, follow_log
 from gpuherd.typed_name import typed_name
 
 
@@ -193,10 +195,19 @@ def print_follow(
     `say_gone`: say so when the daemon goes away (the follow waits for the next one).
     Returns the printer, for notes after the text."""
     out = printer or FollowPrinter()
-    gone = (lambda: out.note(daemon_gone())) if say_gone else None
+
+    def produce(emit: Callable[[Piece], None]) -> None:
+        gone = (lambda: emit(("gone", None))) if say_gone else None  # (in its place in the text)
+        for piece in follow_log(client, job_id, stream, attempt, lines, gone, raw=True):
+            emit(piece)
+
     try:
-        for kind, piece in follow_log(client, job_id, stream, attempt, lines, gone, raw=True):
-            if kind == "attempt":  # a retry: its log follows (said on stderr, apart from the log)
+        # Read aside, stdout watched meanwhile: a follow whose reader went away (`| grep -m1
+        # ready`) ends then, not at the job's next write, hours later maybe (reader_watch.py).
+        for kind, piece in produced_aside(produce):
+            if kind == "gone":
+                out.note(daemon_gone())
+            elif kind == "attempt":  # a retry: its log follows (said on stderr, apart from the log)
                 out.note(prefixed(f"job {job_id}: attempt {piece} began"))
             elif kind == "deleted":  # read on through the daemon's open file (log_follow.py)
                 out.note(
@@ -204,6 +215,12 @@ def print_follow(
                         f"job {job_id}: its log {piece} was deleted; following what the job "
                         "still writes to it, as tail -f does, until it ends (then that text "
                         "is gone)"
+                    )
+                )
+            elif kind == "truncated":  # (`tail: x.log: file truncated`)
+                out.note(
+                    prefixed(
+                        f"job {job_id}: its log {piece} was truncated; following from its start"
                     )
                 )
             else:
