@@ -62,3 +62,17 @@ def test_nothing_to_wait_for_names_the_last_job_ended_badly(shared_daemon: Herd)
         f"{job}, submitted last, ended: failed; gpuherd wait {job} exits with its verdict)\n"
     )
     assert herd.cli("wait", str(job), check=False).returncode == 1
+
+
+def test_nothing_to_wait_for_after_the_last_job_was_removed(daemon: Herd) -> None:
+    """A bare `wait` once the job submitted last was removed (`rm`, `clean`) said `no job N`,
+    exit 1, where `wait -q` exited 0: a script's `gpuherd clean; gpuherd wait` broke."""
+    job = daemon.submit("--gpus", "0", "--", "true")
+    daemon.wait_state(job, "succeeded")
+    daemon.cli("rm", str(job))
+    bare = daemon.cli("wait", check=False)
+    assert (bare.returncode, bare.stdout, bare.stderr) == (
+        0,
+        "nothing to wait for: no job is queued or running\n",
+        "",
+    )

@@ -25,7 +25,7 @@ from gpuherd.client_wait import Waited
 from gpuherd.core.idspec import format_ids
 from gpuherd.core.states import FINISHED_STATES, JobState
 from gpuherd.core.sweep_verdict import WAITED_FOR, asked
-from gpuherd.errors import DaemonError, NotRunning, Suspended
+from gpuherd.errors import DaemonError, NotFound, NotRunning, Suspended
 from gpuherd.sweep_wait import waited_despite_removals
 from gpuherd.typed_name import typed_name
 from gpuherd.wait_removed import WAIT_OVER
@@ -194,7 +194,7 @@ def _last_ended(client: Client) -> str:
     last = client.get("/daemon").get("last_job")
     try:
         job = client.get(f"/jobs/{last}") if last else None
-    except DaemonError:  # (removed since)
+    except NotFound:  # (removed since: `rm`, `clean`)
         return ""
     if job is None or job.get("state") not in _ENDED_BADLY:  # (a held one is said apart)
         return ""
