@@ -1,40 +1,56 @@
-"""A scheduler whose passes fail, for tests: a queued job's row holding a value placement
-cannot work with (its GPU count as text). Every placement pass reads the queued jobs, so
-every pass fails until the row is mended (engine_health.py says what follows).
+"""A scheduler whose passes fail, for tests: the daemon's placement raises while a marker file
+exists (engine_health.py says what follows). Made in the daemon's own process: a module of
+PYTHONPATH's that Python runs at every start (`sitecustomize`) wraps `core.placement.place`.
 
-Not a value the row's reader refuses (JSON that does not parse, an unknown state): such a
-row costs its job alone, set aside while the passes go on (engine_damaged.py). The row's
-integer columns are not checked as it is read (every tick reads jobs: store_rows._ids), so
-a GPU count as text reaches placement, which fails on it; were it ever checked there, this
-needs another fault."""
+It was a queued job's row holding a value placement could not work with (its GPU count as
+text); every column of a job's row is now checked as it is read (store_row_types.py), so
+such a row costs its job alone, set aside while the passes go on (engine_damaged.py), and no
+value of a row breaks a pass any more. The daemon, its `daemon start` and the test's CLI
+calls run as real processes then (PYTHONPATH is not the fork server's: forks.py)."""
 
 from __future__ import annotations
 
-import sqlite3
+import os
+from pathlib import Path
 
 from conftest import Herd
 
-UNPLACEABLE = "x"
-"""A GPU count placement fails on."""
+FAULT = "TypeError: a fault the test put in placement"
+"""What a failing pass raises, as the daemon says it."""
+
+_SITE = """
+import os
+
+_marker = os.environ.get("GPUHERD_TEST_PLACEMENT_FAULT")
+if _marker:
+    import gpuherd.core.placement as _placement
+
+    _place = _placement.place
+
+    def place(*args, **kwargs):
+        if os.path.exists(_marker):
+            raise TypeError("a fault the test put in placement")
+        return _place(*args, **kwargs)
+
+    _placement.place = place
+"""
 
 
-def set_gpus(herd: Herd, job_id: int, gpus: str | int) -> None:
-    """Write job `job_id`'s GPU count behind the daemon's back: UNPLACEABLE breaks every pass
-    that reads the job, a number mends it."""
-    db = sqlite3.connect(herd.home / "herd.db")
-    try:
-        with db:
-            db.execute("UPDATE jobs SET gpus = ? WHERE id = ?", (gpus, job_id))
-    finally:
-        db.close()
+def fault_env(folder: Path) -> dict[str, str]:
+    """The environment a daemon started with has the fault ready (off until `break_passes`)."""
+    site = folder / "fault-site"
+    site.mkdir(parents=True, exist_ok=True)
+    (site / "sitecustomize.py").write_text(_SITE)
+    path = os.pathsep.join(p for p in (str(site), os.environ.get("PYTHONPATH", "")) if p)
+    return {"PYTHONPATH": path, "GPUHERD_TEST_PLACEMENT_FAULT": str(folder / "placement-fails")}
 
 
-def break_passes(herd: Herd) -> int:
-    """Make the running daemon's passes fail: a queued job (priority 5: read first) made
-    unplaceable while the queue is paused, then the queue resumed. Its id, for the mend
-    (`set_gpus(herd, job, 1)`)."""
-    herd.cli("pause")
-    unplaceable = herd.submit("--priority", "5", "--", "true")
-    set_gpus(herd, unplaceable, UNPLACEABLE)
-    herd.cli("resume")
-    return unplaceable
+def break_passes(herd: Herd) -> None:
+    """Make the daemon's passes fail (its environment from fault_env): each fails until
+    `mend`."""
+    Path(herd.env["GPUHERD_TEST_PLACEMENT_FAULT"]).touch()
+
+
+def mend(herd: Herd) -> None:
+    """Passes work again (the next retry of one finds it so: nobody wakes the engine)."""
+    Path(herd.env["GPUHERD_TEST_PLACEMENT_FAULT"]).unlink()

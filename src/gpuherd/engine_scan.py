@@ -133,7 +133,7 @@ class Scan:
         pass, ~0.1 ms less). Nothing is asked before the first job is (a pass with every
         GPU taken may read none: 0.06 ms with 100,000 queued, not 0.7)."""
         counts = self._store.gpus_queued()
-        if counts is None:  # (a damaged count, or very many: read whole, placement says)
+        if counts is None:  # (a damaged count, or very many: read whole; damaged rows set aside)
             opened.append(whole := self._store.queued_ready())
             yield from whole
             return

@@ -280,9 +280,9 @@ class JobReads:
     def gpus_queued(self) -> list[int] | None:
         """The GPU counts queued jobs ask for, fewest first: the two ends of jobs_queued_gpus
         in one statement (a queue of one count, the usual one, asks no more), then one search
-        per count between them; not a scan of the queue. None where one is no number (a
-        damaged row: the pass reads the queue whole, and placement says what fails,
-        engine_health.py), or past MANY_COUNTS of them."""
+        per count between them; not a scan of the queue. None where one is no whole number (a
+        damaged row: the pass reads the queue whole, which sets its job aside, RowJobs), or
+        past MANY_COUNTS of them."""
         ends = self._db.execute(_QUEUED_ENDS).fetchone()
         if ends[0] is None:
             return []

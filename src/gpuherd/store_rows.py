@@ -13,6 +13,7 @@ from gpuherd.core.int64 import LARGEST as LARGEST  # (still read from here by co
 from gpuherd.core.model import Attempt, Job, JobSpec, Outcome, StopRequest
 from gpuherd.core.states import FINISHED_STATES, JobState, OutcomeKind
 from gpuherd.errors import StoreError
+from gpuherd.store_row_types import NUMBER, found, row_checker
 
 JOB_COLUMNS = (
     "id, name, command, cwd, env_id, env_overrides, gpus, mem, after, retries, timeout, grace,"
@@ -124,18 +125,35 @@ def set_clause(names: tuple[str, ...]) -> str:
     return ", ".join(f"{name} = ?" for name in names)
 
 
-def _ids(text: str | None) -> tuple[int, ...]:
+def _ids(text: str | None, column: str) -> tuple[int, ...]:
     # Most jobs have no dependencies and hold no GPU: skipping the parser for those is a
     # quarter of what reading a job costs (every tick and every page reads jobs).
-    return tuple(json.loads(text)) if text and text != "[]" else ()
+    if not text or text == "[]":
+        return ()
+    ids = json.loads(text)
+    if type(ids) is not list or not all(type(one) is int for one in ids):
+        raise ValueError(f"{column}: {found(text)}, not a list of whole numbers")
+    return tuple(ids)
+
+
+def _overrides(text: str) -> dict[str, str]:
+    overrides = json.loads(text)
+    if type(overrides) is not dict or not all(type(v) is str for v in overrides.values()):
+        raise ValueError(f"env_overrides: {found(text)}, not an object of texts")
+    return overrides
+
+
+_check_types = row_checker(JOB_COLUMNS)
 
 
 def job_from_row(r: Sequence[Any], env: Mapping[str, str]) -> Job:
     """The job a row of `jobs` holds. A value no gpuherd writes there (herd.db changed by
     another program) is a StoreError naming the job: the parser's own words (`Expecting
     property name ...`, `'x' is not a valid JobState`) named nothing, at every `ls`, every
-    pass of the scheduler and every daemon start."""
+    pass of the scheduler and every daemon start. So is a value of another kind than its
+    column's (text where a number belongs: store_row_types.py)."""
     try:
+        _check_types(r)
         return _job_from_row(r, env)
     except (ValueError, TypeError) as exc:
         raise damaged(f"job {r[0]}'s row", exc) from None
@@ -156,12 +174,12 @@ def _job_from_row(r: Sequence[Any], env: Mapping[str, str]) -> Job:
         command=r[2],
         cwd=r[3],
         env=env,
-        env_overrides={} if r[5] == "{}" else json.loads(r[5]),
+        env_overrides={} if r[5] == "{}" else _overrides(r[5]),
         gpus=r[6],
         mem=r[7],
-        after=_ids(r[8]),
-        after_any=_ids(r[39]),
-        only_gpus=_ids(r[40]),
+        after=_ids(r[8], "after"),
+        after_any=_ids(r[39], "after_any"),
+        only_gpus=_ids(r[40], "only_gpus"),
         retries=r[9],
         retry_delay=r[41],
         timeout=r[10],
@@ -178,7 +196,7 @@ def _job_from_row(r: Sequence[Any], env: Mapping[str, str]) -> Job:
         kill_on_no_output=bool(r[37]),
         output=r[42],
         error=r[43],
-        after_fail=_ids(r[44]),
+        after_fail=_ids(r[44], "after_fail"),
     )
     return Job(
         id=r[0],
@@ -191,13 +209,19 @@ def _job_from_row(r: Sequence[Any], env: Mapping[str, str]) -> Job:
         queued_at=r[18],
         started_at=r[19],
         ended_at=r[20],
-        gpus=_ids(r[21]),
+        gpus=_ids(r[21], "assigned"),
         pid=r[22],
         outcome=outcome_from_columns(r[23], r[24], r[25], r[26]),
-        stop=None if r[30] is None else StopRequest(OutcomeKind(r[30]), r[31], bool(r[32])),
+        stop=None if r[30] is None else _stop(r[30], r[31], r[32]),
         release_at=r[38],
         retries_from=r[46],
     )
+
+
+def _stop(reason: str, at: float | None, requeue: int) -> StopRequest:
+    if at is None:  # (written with its reason, always: when the kill is due counts from it)
+        raise ValueError(f"stop_at: NULL, not {NUMBER} (stop_reason is {reason!r})")
+    return StopRequest(OutcomeKind(reason), at, bool(requeue))
 
 
 def attempt_from_row(r: Sequence[Any]) -> Attempt:

@@ -94,9 +94,13 @@ class Board:
 
 
 @contextmanager
-def open_board(browser: Any, home: Path, fake_gpus: str) -> Iterator[Board]:
-    """A daemon on `fake_gpus` with a TCP listener, and a browser context logged in to it."""
+def open_board(
+    browser: Any, home: Path, fake_gpus: str, env: dict[str, str] | None = None
+) -> Iterator[Board]:
+    """A daemon on `fake_gpus` with a TCP listener (`env` added to its environment), and a
+    browser context logged in to it."""
     herd = Herd(home)
+    herd.env.update(env or {})
     try:
         herd.start("--fake-gpus", fake_gpus, "--listen", "127.0.0.1:0")
         url = herd.cli("ui", "--url").stdout.strip()

@@ -1,13 +1,13 @@
-"""A placement pass that fails (a bug, a value in a row placement cannot work with): the
-queue says so instead of a plausible wait reason, the error is logged once, and passes are
-tried again until they work (engine_health.py)."""
+"""A placement pass that fails (a bug; the test's fault: scheduler_fault.py): the queue says
+so instead of a plausible wait reason, the error is logged once, and passes are tried again
+until they work (engine_health.py)."""
 
 from __future__ import annotations
 
 from conftest import Herd, stays, wait_for
-from scheduler_fault import UNPLACEABLE, set_gpus
+from scheduler_fault import FAULT, break_passes, fault_env, mend
 
-FAILING = "not starting: the scheduler fails (TypeError: "
+FAILING = f"not starting: the scheduler fails ({FAULT})"
 
 
 def _logged_failures(herd: Herd) -> int:
@@ -15,11 +15,11 @@ def _logged_failures(herd: Herd) -> int:
 
 
 def test_a_failing_pass_is_said_logged_once_and_tried_again(herd: Herd) -> None:
+    herd.env.update(fault_env(herd.home.parent))
     herd.start("--fake-gpus", "1")
     herd.cli("pause")
-    unplaceable = herd.submit("--priority", "5", "--", "true")
     waiting = herd.submit("--", "true")
-    set_gpus(herd, unplaceable, UNPLACEABLE)  # every pass reads it first, and fails
+    break_passes(herd)
     herd.cli("resume")
 
     def said() -> str | None:
@@ -34,8 +34,7 @@ def test_a_failing_pass_is_said_logged_once_and_tried_again(herd: Herd) -> None:
         herd.submit("--", "true")
     stays(lambda: _logged_failures(herd) == 1, 2.5, "one log entry for the failure")
 
-    set_gpus(herd, unplaceable, 1)  # repaired: the next retry works, nobody wakes it
+    mend(herd)  # repaired: the next retry works, nobody wakes it
     assert herd.wait_state(waiting, "succeeded", "failed")["state"] == "succeeded"
-    assert herd.wait_state(unplaceable, "succeeded", "failed")["state"] == "succeeded"
     assert herd.json("daemon", "status")["scheduler_failing"] is None
     assert "engine passes work again" in (herd.home / "daemon.log").read_text()

@@ -10,7 +10,7 @@ import time
 from datetime import datetime
 
 from conftest import Herd, wait_for
-from scheduler_fault import break_passes, set_gpus
+from scheduler_fault import FAULT, break_passes, fault_env, mend
 
 BANNER = re.compile(r'<div class="flash warning" id="scheduler-failing">(.*?)</div>', re.S)
 
@@ -23,21 +23,19 @@ def banner(page: str) -> str | None:
 
 
 def test_every_page_says_the_scheduler_fails_until_passes_work_again(herd: Herd) -> None:
+    herd.env.update(fault_env(herd.home.parent))
     herd.start("--fake-gpus", "1")
     assert banner(herd.page("/")) is None
     assert 'id="scheduler"' in herd.page("/")  # (the place the page fills as it polls)
     waiting = herd.submit("--", "true")
     herd.wait_state(waiting, "succeeded")
     before = int(time.time())
-    unplaceable = break_passes(herd)
+    break_passes(herd)
+    stuck = herd.submit("--", "true")  # (a pass for it fails)
     failing = wait_for(
         lambda: herd.json("daemon", "status")["scheduler_failing"], what="the scheduler to fail"
     )
-    error = re.search(r"\((TypeError: .*)\); see", failing)
-    assert error is not None, failing
-    # Eight jobs after it keep the job whose GPU count is text off the overview's newest
-    # (views.overview), the jobs page lists the succeeded ones: the pages are about the banner.
-    herd.submit_lines(["true"] * 8)
+    assert f"({FAULT}); see" in failing, failing
 
     pages = ["/", "/jobs?state=succeeded", f"/jobs/{waiting}", "/submit", "/gpus", "/sweeps"]
     pages.append("/sweeps/nope")  # (its 404 page)
@@ -46,7 +44,7 @@ def test_every_page_says_the_scheduler_fails_until_passes_work_again(herd: Herd)
         assert said is not None, path
         since = re.fullmatch(
             "Not starting: the scheduler fails since (.{19}) "
-            rf"\({re.escape(error[1])}\): queued jobs wait until a pass works again \(it is "
+            rf"\({re.escape(FAULT)}\): queued jobs wait until a pass works again \(it is "
             r"tried again by itself\)\. Its traceback is in the daemon log, "
             f"{re.escape(str(herd.home / 'daemon.log'))} \\(gpuherd daemon log prints it\\)\\.",
             said,
@@ -55,8 +53,8 @@ def test_every_page_says_the_scheduler_fails_until_passes_work_again(herd: Herd)
         at = datetime.strptime(since[1], "%Y-%m-%d %H:%M:%S").timestamp()
         assert before <= at <= time.time(), said
 
-    set_gpus(herd, unplaceable, 1)  # mended: the next retry works
-    assert herd.wait_state(unplaceable, "succeeded", "failed")["state"] == "succeeded"
+    mend(herd)  # the next retry works
+    assert herd.wait_state(stuck, "succeeded", "failed")["state"] == "succeeded"
     assert herd.json("daemon", "status")["scheduler_failing"] is None
     for path in [*pages, "/ui/scheduler"]:
         assert banner(herd.page(path)) is None, path
