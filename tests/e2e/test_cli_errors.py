@@ -2,6 +2,11 @@
 
 Every mistake gets one line on stderr starting with "gpuherd: error:", a non-zero exit, no
 traceback, and leaves the queue as it was.
+
+The console scripts are run as real processes where they are what is tested (the name typed,
+the process's own standard streams); the other checks run `python -m gpuherd` forked by the
+worker's fork server (entry "forked": tests/forks.py), the same program without an
+interpreter's start and imports (~0.3 CPU-s a call here, ~100 calls).
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+import forks
 from conftest import Herd, Recorder, wait_for
 from gpuherd import __version__
 
@@ -26,6 +32,9 @@ ENTRY_POINTS = {
 
 
 def run(herd: Herd, entry: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """`ARGS` through `entry`: an ENTRY_POINTS key (a real process), or "forked"."""
+    if entry == "forked":
+        return forks.gpuherd(list(args), env=herd.env, cwd=herd.home.parent, timeout=60)
     return subprocess.run(
         [*ENTRY_POINTS[entry], *args],
         env=herd.env,
@@ -52,7 +61,7 @@ def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Herd]:
 
 HOLD_WITH_BEGIN = [
     (
-        "gpuherd",
+        "forked",
         [cmd, "--hold", "--begin", "+1h", *args],
         "give --hold (held until a release) or --begin (held until then), not both",
     )
@@ -60,100 +69,100 @@ HOLD_WITH_BEGIN = [
 ]
 
 ERRORS = [
-    pytest.param("gpuherd", ["show", "999"], "999", id="show-unknown-id"),
-    pytest.param("gpuherd", ["kill", "999"], "999", id="kill-unknown-id"),
+    pytest.param("forked", ["show", "999"], "999", id="show-unknown-id"),
+    pytest.param("forked", ["kill", "999"], "999", id="kill-unknown-id"),
     pytest.param("herd", ["log", "999"], "999", id="log-unknown-id"),
-    pytest.param("gpuherd", ["daemon", "start", "--gpus", "a,b"], "'a'", id="malformed-gpus"),
+    pytest.param("forked", ["daemon", "start", "--gpus", "a,b"], "'a'", id="malformed-gpus"),
     pytest.param("module", ["priority", "1", "high"], "high", id="priority-not-a-number"),
-    pytest.param("gpuherd", ["submit", "--after", "999", "--", "true"], "999", id="after-unknown"),
-    pytest.param("gpuherd", ["submit", "--timeout", "2x", "--", "true"], "2x", id="bad-duration"),
-    pytest.param("gpuherd", ["submit", "--gpus", "9", "--", "true"], "9", id="never-fits"),
-    pytest.param("gpuherd", ["submit", "--env", "NOEQUALS", "--", "true"], "NOEQUALS", id="env"),
-    pytest.param("gpuherd", ["submit"], "command", id="submit-nothing"),
-    pytest.param("gpuherd", ["kill", "3-1"], "3-1", id="bad-range"),
-    pytest.param("gpuherd", ["move", "1"], "--first", id="move-nowhere"),
-    pytest.param("gpuherd", ["log", "2", "--attempt", "3"], "run once", id="log-no-attempt"),
-    pytest.param("gpuherd", ["submit", "--begin", "tomorrow", "true"], "use now, +", id="begin"),
-    pytest.param("gpuherd", ["submit", "--begin", "24:00", "true"], "24:00", id="begin-clock"),
-    pytest.param("gpuherd", ["daemon", "stop", "--drain", "--kill"], "not both", id="stop"),
-    pytest.param("gpuherd", ["submit", "-q", "--json", "true"], "not both", id="q-json"),
-    pytest.param("gpuherd", ["ls", "-q", "--json"], "not both", id="ls-q-json"),
-    pytest.param("gpuherd", ["sweep", "echo {x}", "-p", "x", "1", "-q", "--json"], "not", id="sq"),
-    pytest.param("gpuherd", ["submit", "--on-no-output", "kill", "true"], "needs", id="stall"),
+    pytest.param("forked", ["submit", "--after", "999", "--", "true"], "999", id="after-unknown"),
+    pytest.param("forked", ["submit", "--timeout", "2x", "--", "true"], "2x", id="bad-duration"),
+    pytest.param("forked", ["submit", "--gpus", "9", "--", "true"], "9", id="never-fits"),
+    pytest.param("forked", ["submit", "--env", "NOEQUALS", "--", "true"], "NOEQUALS", id="env"),
+    pytest.param("forked", ["submit"], "command", id="submit-nothing"),
+    pytest.param("forked", ["kill", "3-1"], "3-1", id="bad-range"),
+    pytest.param("forked", ["move", "1"], "--first", id="move-nowhere"),
+    pytest.param("forked", ["log", "2", "--attempt", "3"], "run once", id="log-no-attempt"),
+    pytest.param("forked", ["submit", "--begin", "tomorrow", "true"], "use now, +", id="begin"),
+    pytest.param("forked", ["submit", "--begin", "24:00", "true"], "24:00", id="begin-clock"),
+    pytest.param("forked", ["daemon", "stop", "--drain", "--kill"], "not both", id="stop"),
+    pytest.param("forked", ["submit", "-q", "--json", "true"], "not both", id="q-json"),
+    pytest.param("forked", ["ls", "-q", "--json"], "not both", id="ls-q-json"),
+    pytest.param("forked", ["sweep", "echo {x}", "-p", "x", "1", "-q", "--json"], "not", id="sq"),
+    pytest.param("forked", ["submit", "--on-no-output", "kill", "true"], "needs", id="stall"),
     pytest.param(
-        "gpuherd",
+        "forked",
         ["gpus", "add", "0", "--slots", "99999999999999999999"],
         "--slots: 99999999999999999999 is out of range: use a whole number from 1 to 1024",
         id="slots",
     ),
     # Missing ids as ranges: a line per million ids was 7.8 MB.
-    pytest.param("gpuherd", ["submit", "--after", "1-9999", "true"], "no job 3-9999 ", id="ar"),
-    pytest.param("gpuherd", ["submit", "--file", sys.executable], "not text", id="binary-file"),
+    pytest.param("forked", ["submit", "--after", "1-9999", "true"], "no job 3-9999 ", id="ar"),
+    pytest.param("forked", ["submit", "--file", sys.executable], "not text", id="binary-file"),
     # Read until memory ran out: a line longer than any command is refused at its 128 KiB.
     pytest.param(
-        "gpuherd", ["submit", "--file", "/dev/zero"], "/dev/zero: line 1 is longer", id="endless"
+        "forked", ["submit", "--file", "/dev/zero"], "/dev/zero: line 1 is longer", id="endless"
     ),
     # GPU indices are capped as --only-gpus's are: these were taken, or failed in the daemon.
     pytest.param(
-        "gpuherd", ["daemon", "start", "--gpus", "9223372036854775807"], "at most 4095", id="big"
+        "forked", ["daemon", "start", "--gpus", "9223372036854775807"], "at most 4095", id="big"
     ),
     pytest.param(
-        "gpuherd",
+        "forked",
         ["gpus", "drain", "99999999999999999999"],
         "GPUs are numbered from 0 to 4095",
         id="drain",
     ),
     # Both --after count: only the last did, and the job would have waited for job 2 alone.
-    pytest.param("gpuherd", ["submit", "--after", "999", "--after", "2", "true"], "999", id="a2"),
+    pytest.param("forked", ["submit", "--after", "999", "--after", "2", "true"], "999", id="a2"),
     # Commands about one job: click said "'1-2' is not a valid integer range".
-    pytest.param("gpuherd", ["show", "1-2"], "show takes one job id, not '1-2'", id="show-ids"),
+    pytest.param("forked", ["show", "1-2"], "show takes one job id, not '1-2'", id="show-ids"),
     pytest.param("herd", ["log", "1,2"], "log takes one job id, not '1,2'", id="log-ids"),
-    pytest.param("gpuherd", ["show", "x"], "invalid job id 'x': give a number", id="show-x"),
-    pytest.param("gpuherd", ["log", "0"], "invalid job id '0': ids start at 1", id="log-0"),
+    pytest.param("forked", ["show", "x"], "invalid job id 'x': give a number", id="show-x"),
+    pytest.param("forked", ["log", "0"], "invalid job id '0': ids start at 1", id="log-0"),
     # `priority IDS P` takes ids as the other verbs do; the ids without P are a mistake.
     pytest.param(
-        "gpuherd", ["priority", "3-7"], "no priority given: gpuherd priority IDS P", id="prio-1"
+        "forked", ["priority", "3-7"], "no priority given: gpuherd priority IDS P", id="prio-1"
     ),
-    pytest.param("gpuherd", ["move", "1", "--before", "2-3"], "--before takes one", id="before"),
+    pytest.param("forked", ["move", "1", "--before", "2-3"], "--before takes one", id="before"),
     # A negative value was "No such option '-1'": now the setting's own refusal.
     pytest.param(
-        "gpuherd", ["config", "set", "retries", "-1"], "retries: invalid count '-1'", id="cfg-r"
+        "forked", ["config", "set", "retries", "-1"], "retries: invalid count '-1'", id="cfg-r"
     ),
     pytest.param(
-        "gpuherd", ["config", "set", "keep-free", "-5%"], "invalid fraction '-5%'", id="cfg-kf"
+        "forked", ["config", "set", "keep-free", "-5%"], "invalid fraction '-5%'", id="cfg-kf"
     ),
     pytest.param(
-        "gpuherd", ["config", "set", "reserve-after", "-5m"], "must be greater", id="cfg-ra"
+        "forked", ["config", "set", "reserve-after", "-5m"], "must be greater", id="cfg-ra"
     ),
     # An empty filter (`--name "$RUN"`, RUN unset) listed "no jobs": refused.
-    pytest.param("gpuherd", ["ls", "--name", ""], "--name is empty", id="ls-name"),
-    pytest.param("gpuherd", ["ls", "-q", "--project", ""], "--project is empty", id="ls-project"),
-    pytest.param("gpuherd", ["ls", "--sweep", ""], "--sweep is empty", id="ls-sweep"),
+    pytest.param("forked", ["ls", "--name", ""], "--name is empty", id="ls-name"),
+    pytest.param("forked", ["ls", "-q", "--project", ""], "--project is empty", id="ls-project"),
+    pytest.param("forked", ["ls", "--sweep", ""], "--sweep is empty", id="ls-sweep"),
     # An option's values given space-separated: the rest was queued as the command `1 -- true`.
     pytest.param(
-        "gpuherd",
+        "forked",
         ["submit", "--after", "2", "1", "--", "true"],
         "the command starts '1 --': --after takes its ids comma-separated (--after 2,1)",
         id="after-spaced",
     ),
     pytest.param(
-        "gpuherd",
+        "forked",
         ["submit", "-q", "--only-gpus", "0", "2", "3", "--", "true"],
         "'2 3 --': --only-gpus takes its GPU indices comma-separated (--only-gpus 0,2,3)",
         id="only-gpus-spaced",
     ),
     pytest.param(
-        "gpuherd",
+        "forked",
         ["submit", "--hold", "2", "--", "true"],
         "'2 --': --after and --only-gpus take their values comma-separated",
         id="ids-after-a-flag",
     ),
     # Taken as 10 bytes: any number of such jobs shared a GPU.
     pytest.param(
-        "gpuherd", ["submit", "--mem", "10", "true"], "--mem 10 is 10 bytes: give a unit", id="mem"
+        "forked", ["submit", "--mem", "10", "true"], "--mem 10 is 10 bytes: give a unit", id="mem"
     ),
     pytest.param(
-        "gpuherd",
+        "forked",
         ["submit", "-g", "0", "--mem", "1GiB", "true"],
         "--mem with --gpus 0: a CPU-only job gets no GPU memory",
         id="cpu-mem",
@@ -161,7 +170,7 @@ ERRORS = [
     pytest.param(*HOLD_WITH_BEGIN[0], id="hold-begin"),
     pytest.param(*HOLD_WITH_BEGIN[1], id="sweep-hold-begin"),
     pytest.param(
-        "gpuherd",
+        "forked",
         ["config", "set", "on-end", 'echo "unterminated'],
         "on-end: the hooks' shell /bin/sh cannot parse it: ",
         id="cfg-hook",
@@ -233,14 +242,14 @@ def test_a_setting_the_daemon_refuses_is_a_command_line_mistake(
 ) -> None:
     """Exit 2 and the help tail, as for the values the CLI checks itself: the settings'
     rules are the daemon's, and its refusal exited 1."""
-    before = run(shared, "gpuherd", "config", "--json").stdout
-    proc = run(shared, "gpuherd", "config", "set", setting, value)
+    before = run(shared, "forked", "config", "--json").stdout
+    proc = run(shared, "forked", "config", "set", setting, value)
     assert (proc.returncode, proc.stdout, proc.stderr) == (
         2,
         "",
         f"gpuherd: error: {said} (see gpuherd config set --help)\n",
     )
-    assert run(shared, "gpuherd", "config", "--json").stdout == before
+    assert run(shared, "forked", "config", "--json").stdout == before
 
 
 @pytest.mark.parametrize(
@@ -249,7 +258,7 @@ def test_a_setting_the_daemon_refuses_is_a_command_line_mistake(
 def test_an_unknown_setting_is_said_alike_by_get_and_set(shared: Herd, args: list[str]) -> None:
     """`config get` said click's "Invalid value: unknown setting ...", `set` the daemon's;
     `set nosuch` with no value said `no VALUE given`, of the second mistake."""
-    proc = run(shared, "gpuherd", "config", *args)
+    proc = run(shared, "forked", "config", *args)
     assert (proc.returncode, proc.stdout, proc.stderr) == (
         2,
         "",
@@ -260,7 +269,7 @@ def test_an_unknown_setting_is_said_alike_by_get_and_set(shared: Herd, args: lis
 
 
 def test_a_known_setting_without_its_value_is_told_to_give_one(shared: Herd) -> None:
-    proc = run(shared, "gpuherd", "config", "set", "retries")
+    proc = run(shared, "forked", "config", "set", "retries")
     assert (proc.returncode, proc.stdout, proc.stderr) == (
         2,
         "",
@@ -388,7 +397,7 @@ CLICK_WORDING = (
 def test_mistakes_are_said_in_gpuherds_words_with_what_to_do(
     shared: Herd, args: list[str], said: str
 ) -> None:
-    proc = run(shared, "gpuherd", *args)
+    proc = run(shared, "forked", *args)
     assert proc.returncode != 0 and proc.stdout == ""
     (line,) = proc.stderr.splitlines()
     assert line.startswith(f"gpuherd: error: {said}"), line
@@ -397,9 +406,9 @@ def test_mistakes_are_said_in_gpuherds_words_with_what_to_do(
 
 def test_a_verbs_word_given_parameters_is_still_a_sweeps_template(shared: Herd) -> None:
     # `sweep kill lr` is answered with the way to stop a sweep; `sweep list -p x 1 2` sweeps.
-    proc = run(shared, "gpuherd", "sweep", "list {x}", "-p", "x", "1", "2", "--dry-run")
+    proc = run(shared, "forked", "sweep", "list {x}", "-p", "x", "1", "2", "--dry-run")
     assert (proc.returncode, proc.stdout) == (0, "list 1\nlist 2\n"), proc.stderr
-    proc = run(shared, "gpuherd", "sweep", "list", "-p", "x", "1", "--dry-run")
+    proc = run(shared, "forked", "sweep", "list", "-p", "x", "1", "--dry-run")
     assert (proc.returncode, proc.stdout) == (0, "list\n"), proc.stderr
 
 
@@ -421,7 +430,10 @@ def test_usage_and_hints_say_the_name_typed(shared: Herd, entry: str, name: str)
     assert sweep[1] == f"   or: {name} sweep FILE.yaml|.toml|.json [OPTIONS]"
     # `herd --version` said `gpuherd, version ...`.
     assert run(shared, entry, "--version").stdout == f"{name}, version {__version__}\n"
-    # `python -m gpuherd` is gpuherd, not `__main__.py`.
+
+
+def test_python_dash_m_says_gpuherd(shared: Herd) -> None:
+    # `python -m gpuherd` is gpuherd, not `__main__.py` (a real `python -m`, as typed).
     assert run(shared, "module", "--help").stdout.startswith("Usage: gpuherd [OPTIONS]")
     assert run(shared, "module", "--version").stdout == f"gpuherd, version {__version__}\n"
     assert run(shared, "module", "show", "999").stderr.startswith("gpuherd: error: ")
@@ -536,7 +548,7 @@ def test_ids_accept_ranges_and_lists(shared_daemon: Herd, recorder: Recorder) ->
     one, two, three, four, five, six = ids
     assert ids == list(range(one, one + 6))
     wait_for(lambda: all(daemon.job(j)["state"] == "running" for j in ids[:4]), what="4 running")
-    proc = run(daemon, "gpuherd", "kill", f"{two}-{four},{six}")
+    proc = run(daemon, "forked", "kill", f"{two}-{four},{six}")
     assert proc.returncode == 0, proc.stderr
     said = [line.split(":")[0] for line in proc.stdout.splitlines()]
     assert said == [f"jobs {two}-{four}", f"job {six}"]
@@ -564,9 +576,7 @@ def test_a_home_that_is_a_file_gets_one_line_that_says_so(
     (tmp_path / "afile").write_text("not a folder\n")
     env = {**os.environ, "GPUHERD_HOME": str(tmp_path / home)}
     env.pop("XDG_RUNTIME_DIR", None)
-    proc = subprocess.run(
-        [*ENTRY_POINTS["gpuherd"], *args], env=env, capture_output=True, text=True, timeout=60
-    )
+    proc = forks.gpuherd(args, env=env, cwd=tmp_path, timeout=60)
     assert proc.returncode != 0
     lines = proc.stderr.splitlines()
     assert len(lines) == 1, proc.stderr
@@ -575,13 +585,7 @@ def test_a_home_that_is_a_file_gets_one_line_that_says_so(
 
 def test_a_home_that_cannot_be_created_gets_one_line(tmp_path: Path) -> None:
     env = {**os.environ, "GPUHERD_HOME": "/proc/gpuherd-cannot-be-here"}
-    proc = subprocess.run(
-        [*ENTRY_POINTS["gpuherd"], "daemon", "start", "--fake-gpus", "1"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    proc = forks.gpuherd(["daemon", "start", "--fake-gpus", "1"], env=env, cwd=tmp_path, timeout=60)
     assert proc.returncode != 0
     assert proc.stderr.splitlines() == [
         "gpuherd: error: cannot create the daemon's home /proc/gpuherd-cannot-be-here: No such "

@@ -1,4 +1,9 @@
-"""`gpuherd sweep` as a user types it, with no daemon: dry runs, pipes, and bad sweep files."""
+"""`gpuherd sweep` as a user types it, with no daemon: dry runs, pipes, and bad sweep files.
+
+Every call is `python -m gpuherd` forked by the worker's fork server (Runs.gpuherd, Runs.run):
+the same program as the console script, without an interpreter's start and imports each
+(tests/e2e/test_run_cli.py and test_cli_errors.py run the console scripts themselves). A
+dry run "piped" into `gpuherd run` gives `run` the dry run's whole output as its input."""
 
 from __future__ import annotations
 
@@ -11,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import GPUHERD_BIN, Runs
+from conftest import Runs
 
 RECORD = (
     "mkdir -p {run_dir} && python3 -c "
@@ -23,28 +28,30 @@ RECORD = (
 )
 
 
-def sweep(runs: Runs, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [GPUHERD_BIN, "sweep", *args],
-        cwd=runs.cwd,
-        env=runs.env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+def sweep(runs: Runs, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """`gpuherd sweep ARGS` (stdin: the test's own, as a command typed in a shell)."""
+    return runs.gpuherd("sweep", *args, input=None, cwd=cwd)
+
+
+def piped(
+    runs: Runs, sweep_args: list[str], run_args: list[str]
+) -> tuple[subprocess.CompletedProcess[str], subprocess.CompletedProcess[str]]:
+    """`gpuherd sweep SWEEP_ARGS | gpuherd run RUN_ARGS`: the dry run (which must succeed)
+    and the run that read its output."""
+    dry = sweep(runs, *sweep_args)
+    assert dry.returncode == 0, dry.stderr
+    return dry, runs.run(*run_args, input=dry.stdout)
 
 
 def test_dry_run_pipes_into_the_one_shot_runner(runs: Runs) -> None:
-    pipe = (
-        f"{GPUHERD_BIN} sweep {shlex.quote(RECORD)} -p x a 'b c' 3 --name pipe --dry-run"
-        f" | {GPUHERD_BIN} run --gpus 0,1,2 --output-dir out"
-    )
-    done = subprocess.run(
-        pipe, shell=True, cwd=runs.cwd, env=runs.env, capture_output=True, text=True, timeout=60
+    dry, done = piped(
+        runs,
+        [RECORD, "-p", "x", "a", "b c", "3", "--name", "pipe", "--dry-run"],
+        ["--gpus", "0,1,2", "--output-dir", "out"],
     )
     assert done.returncode == 0, done.stderr + done.stdout
     assert "3 succeeded, 0 failed" in done.stdout
-    assert "3 commands of sweep pipe (dry run: nothing submitted)" in done.stderr
+    assert "3 commands of sweep pipe (dry run: nothing submitted)" in dry.stderr
     results = runs.cwd / "results" / "pipe"
     seen = {folder.name: (folder / "ran").read_text().split(" ", 1) for folder in results.iterdir()}
     assert {name: value for name, (_, value) in seen.items()} == {
@@ -180,14 +187,7 @@ def test_other_mistakes_are_one_line_too(runs: Runs, tmp_path: Path) -> None:
 def test_the_digits_example_expands_and_one_point_trains(runs: Runs, tmp_path: Path) -> None:
     """examples/sweep.yaml: 8 points; one of them really trains and writes its metrics."""
     repo = Path(__file__).resolve().parents[2]
-    done = subprocess.run(
-        [GPUHERD_BIN, "sweep", "examples/sweep.yaml", "--dry-run"],
-        cwd=repo,
-        env=runs.env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = sweep(runs, "examples/sweep.yaml", "--dry-run", cwd=repo)
     assert done.returncode == 0, done.stderr
     commands = done.stdout.splitlines()
     assert len(commands) == 8 and "--model logreg --C 0.01 --hidden 32" in commands[0]
@@ -320,10 +320,7 @@ def test_a_one_line_block_command_is_printed_exactly_and_runs(runs: Runs) -> Non
     done = sweep(runs, "block.yaml", "--dry-run")
     assert done.returncode == 0, done.stderr
     assert done.stdout == "echo lr=1\necho lr=2\n"
-    pipe = f"{GPUHERD_BIN} sweep block.yaml --dry-run | {GPUHERD_BIN} run --gpus 0 --output-dir out"
-    ran = subprocess.run(
-        pipe, shell=True, cwd=runs.cwd, env=runs.env, capture_output=True, text=True, timeout=60
-    )
+    ran = runs.run("--gpus", "0", "--output-dir", "out", input=done.stdout)
     assert ran.returncode == 0, ran.stderr + ran.stdout
     assert "2 succeeded, 0 failed" in ran.stdout
 
@@ -351,10 +348,7 @@ def test_a_dry_run_joins_a_block_continued_by_backslashes_as_the_shell_does(runs
     ]
     exact = sweep(runs, "continued.yaml", "--dry-run", "--json")  # (as the points run it)
     assert json.loads(exact.stdout)["commands"][0].count("\\\n") == 3
-    pipe = f"{GPUHERD_BIN} sweep continued.yaml --dry-run | {GPUHERD_BIN} run --gpus 0 -q"
-    ran = subprocess.run(
-        pipe, shell=True, cwd=runs.cwd, env=runs.env, capture_output=True, text=True, timeout=60
-    )
+    ran = runs.run("--gpus", "0", "-q", input=done.stdout)
     assert ran.returncode == 0, ran.stderr + ran.stdout
     shell = subprocess.run(  # what the shell makes of a point's command, as the job runs it
         ["sh", "-c", json.loads(exact.stdout)["commands"][0]], capture_output=True, text=True
@@ -466,13 +460,11 @@ def test_a_dry_run_names_the_job_options_its_commands_leave_out(runs: Runs) -> N
     as_json = sweep(runs, *args, "--gpus", "2", "--json")
     assert as_json.stderr == "" and json.loads(as_json.stdout)["warnings"] == []
     # The line's advice works: the points run on two GPUs each.
-    pipe = (
-        f"{GPUHERD_BIN} sweep 'echo $CUDA_VISIBLE_DEVICES {{x}}' -p x 1 --gpus 2 --dry-run"
-        f" | {GPUHERD_BIN} run --fake-gpus 2 --gpus-per-job 2 --output-dir out"
-    )
-    done = subprocess.run(
-        pipe, shell=True, cwd=runs.cwd, env=runs.env, capture_output=True, text=True, timeout=60
+    dry, done = piped(
+        runs,
+        ["echo $CUDA_VISIBLE_DEVICES {x}", "-p", "x", "1", "--gpus", "2", "--dry-run"],
+        ["--fake-gpus", "2", "--gpus-per-job", "2", "--output-dir", "out"],
     )
     assert done.returncode == 0, done.stderr + done.stdout
-    assert "give gpuherd run --gpus-per-job (for --gpus)" in done.stderr
+    assert "give gpuherd run --gpus-per-job (for --gpus)" in dry.stderr
     assert (runs.cwd / "out" / "job_0" / "stdout.log").read_text() == "0,1 1\n"
