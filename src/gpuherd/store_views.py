@@ -273,8 +273,8 @@ class JobViews:
         """Position of the queued job next to `position` in the same priority class."""
         op, order = ("<", "DESC") if before else (">", "ASC")
         row = self._db.execute(
-            f"SELECT position FROM jobs WHERE state IN ('queued', 'held') AND priority = ?"
-            f" AND position {op} ? ORDER BY position {order} LIMIT 1",
+            "SELECT position FROM jobs WHERE state IN ('queued', 'held') AND priority = ? AND"
+            f" typeof(position) != 'text' AND position {op} ? ORDER BY position {order} LIMIT 1",
             (priority, position),
         ).fetchone()
         return None if row is None else float(row[0])
@@ -297,9 +297,11 @@ class JobViews:
         )
 
     def queue_front(self) -> tuple[int, float] | None:
-        """(priority, position) of the first job in dispatch order among queued and held."""
+        """(priority, position) of the first job in dispatch order among queued and held; not a
+        row changed by hand to hold text (damaged, store_row_types.py), sorted first: int('x')."""
         row = self._db.execute(
             "SELECT priority, position FROM jobs WHERE state IN ('queued', 'held')"
+            " AND typeof(priority) = 'integer' AND typeof(position) IN ('integer', 'real')"
             " ORDER BY priority DESC, position LIMIT 1"
         ).fetchone()
         return None if row is None else (int(row[0]), float(row[1]))

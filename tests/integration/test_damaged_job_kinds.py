@@ -44,6 +44,9 @@ def test_text_in_number_columns_sets_those_jobs_aside_and_the_others_run(herd: H
     assert listed.returncode == 1, listed
     ids = ", ".join(map(str, damaged))
     assert listed.stderr.startswith(f"gpuherd: error: jobs {ids} are not listed: "), listed
+    held = herd.submit("--hold", "--", "true")  # (a move to the front read 'high': ValueError)
+    assert herd.cli("move", str(held), "--first").returncode == 0
+    herd.cli("rm", str(held))
 
     for job, (column, _, _, back) in zip(damaged, DAMAGES, strict=True):
         set_column(herd, job, column, back)  # set back: they run, nobody waking the daemon
