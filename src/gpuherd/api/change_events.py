@@ -14,6 +14,7 @@ far behind does: read again what you follow.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 
@@ -21,6 +22,8 @@ from gpuherd.broadcast import Broadcast
 
 RESUME_HEADER = "Last-Event-ID"
 """The header an EventSource sends the last id it got in, when it reconnects."""
+BURST = 256
+"""Changes queued behind one sent in the same write, at most (~100 KiB)."""
 
 
 async def change_events(changes: Broadcast, resume_after: str | None) -> AsyncIterator[str]:
@@ -31,7 +34,19 @@ async def change_events(changes: Broadcast, resume_after: str | None) -> AsyncIt
     try:
         yield ": connected\n\n" if resume_after else f": connected\nid: {changes.mark}\n\n"
         while (numbered := await queue.get()) is not None:
-            number, change = numbered
-            yield f"id: {changes.mark_of(number)}\ndata: {json.dumps(change)}\n\n"
+            burst = [numbered]  # (with those queued behind it: one write for them all)
+            while len(burst) < BURST and not queue.empty():
+                if (more := queue.get_nowait()) is None:
+                    queue.put_nowait(None)  # (the daemon stops: after these)
+                    break
+                burst.append(more)
+            yield "".join(
+                f"id: {changes.mark_of(number)}\ndata: {json.dumps(change)}\n\n"
+                for number, change in burst
+            )
+            # A turn of the loop: a reader that hung up is seen before the next write. A
+            # burst of changes queued went out at once, a write each, with no turn between,
+            # and asyncio logged each write after the hang-up (thousands of lines).
+            await asyncio.sleep(0)
     finally:
         changes.unsubscribe_numbered(queue)
