@@ -155,10 +155,10 @@ def _sort_key(value: Any) -> tuple[int, Any] | None:
             value = float(value)  # ("inf", "-1e-3", "007" too)
         except ValueError:
             pass
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        try:
-            number = float(value)
-        except OverflowError:  # an int of 400 digits
-            number = math.inf if value > 0 else -math.inf  # (copysign converts it too)
-        return _NAN if math.isnan(number) else (0, number)
+    if isinstance(value, int) and not isinstance(value, bool):
+        # As is, not float(): Python compares an int with a float exactly, so an int of 400
+        # digits (too large for a float) sorts above every float but below inf, not tied with it.
+        return (0, value)
+    if isinstance(value, float):
+        return _NAN if math.isnan(value) else (0, value)
     return (1, metric_text(value))

@@ -35,16 +35,11 @@ time)."""
 
 def number(value: Any) -> float | None:
     """A finite number from a metric or parameter value (text such as "1e-3" too), or None."""
-    if isinstance(value, bool):
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
         return None
-    if isinstance(value, int | float):
+    try:
         result = float(value)
-    elif isinstance(value, str):
-        try:
-            result = float(value)
-        except ValueError:
-            return None
-    else:
+    except (ValueError, OverflowError):  # OverflowError: an int past 1.8e308 (JSON allows it)
         return None
     return result if math.isfinite(result) else None
 
@@ -62,6 +57,8 @@ def not_plotted(value: Any) -> str | None:
         float(value)
     except ValueError:
         return "text"  # "n/a"
+    except OverflowError:
+        return "too large"  # an int of 310 digits or more: no float holds it
     return "NaN or infinite"  # (float "nan", "inf" and "-Infinity" too)
 
 
@@ -120,8 +117,8 @@ class Scatter:
     finished: int = 0
     """The sweep's finished points, those with no dot (`left_out`) too."""
     left_out: dict[str, int] = field(default_factory=dict)
-    """Finished points without a dot, by why (not_plotted): their metric is text, NaN or
-    missing, or they have no value of the x parameter."""
+    """Finished points without a dot, by why (not_plotted): their metric is text, NaN, too
+    large for a float or missing, or they have no value of the x parameter."""
     left: int = LEFT
     top: int = TOP
     right: int = WIDTH - RIGHT

@@ -172,3 +172,33 @@ def keeper(
         return tree is None or not evaluate(tree, params, expr or "")
 
     return keep
+
+
+def unmatched_exclusions(
+    exclude: Iterable[Mapping[str, Any]],
+    grids: Iterable[Mapping[str, Iterable[Any]]],
+    fixed: Mapping[str, Any],
+    random: Collection[str],
+) -> list[str]:
+    """A warning for each partial point of `exclude` that no point of the grids matches (as
+    keeper() matches): it removes nothing, most likely a typo (`lr: 0.2` where the grid has
+    0.02). Checked per grid and key, not point by point: a grid's points take every
+    combination of its values. A random parameter may draw anything: it matches."""
+    grids = list(grids) or [{}]
+
+    def reaches(grid: Mapping[str, Iterable[Any]], key: str, text: str) -> bool:
+        if key in random:
+            return True
+        if key in grid:  # the grid's value wins over fixed's
+            return any(value_text(v) == text for v in grid[key])
+        return key in fixed and value_text(fixed[key]) == text
+
+    warnings = []
+    for i, partial in enumerate(exclude):
+        texts = {k: value_text(v) for k, v in partial.items()}
+        if not any(all(reaches(g, k, t) for k, t in texts.items()) for g in grids):
+            shown = ", ".join(f"{k}={t}" for k, t in texts.items())
+            warnings.append(
+                f"exclude[{i}]: no point has {shown}, so it removes nothing; check its values"
+            )
+    return warnings

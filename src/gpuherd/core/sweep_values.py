@@ -22,6 +22,7 @@ import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from gpuherd.core.sweep_expr import unmatched_exclusions
 from gpuherd.core.sweep_names import SweepError, value_text
 from gpuherd.core.units import and_list
 
@@ -209,7 +210,8 @@ def alike_values(spec: SweepSpec) -> list[str]:
     """A warning for each parameter of a grid with a value given more than once, and for each
     parameter with distinct values that read the same in commands and folder names (1 and
     "1", true and "True"): either is one point, the first one's. (A random choice's repeated
-    values are its weights.)"""
+    values are its weights.) Also each `exclude` entry that matches no point: every caller
+    of this (a submission, a dry run, the CLI's and Python's) says it too."""
     grids = [
         ("grid" if len(spec.grids) == 1 else f"grid[{i}]", key, values)
         for i, grid in enumerate(spec.grids)
@@ -235,7 +237,7 @@ def alike_values(spec: SweepSpec) -> list[str]:
                 f"{where}.{key}: {'; '.join(parts)}: values that read the same are one point"
                 " (the first one runs)"
             )
-    return warnings
+    return [*warnings, *unmatched_exclusions(spec.exclude, spec.grids, spec.fixed, spec.random)]
 
 
 def _repeated(values: tuple[Any, ...]) -> list[str]:
