@@ -31,6 +31,7 @@ from gpuherd.wire_requests import SweepOptions, SweepRequest
 if TYPE_CHECKING:
     from gpuherd.core.model import Job, JobSpec
     from gpuherd.store import Store
+    from gpuherd.sweep_reads import SweepReads
 
 
 def changed_values(skipped_done: Sequence[Point]) -> list[str]:
@@ -79,7 +80,7 @@ def changed_values(skipped_done: Sequence[Point]) -> list[str]:
     return warnings
 
 
-def waiting_jobs(store: Store, name: str) -> list[Job]:
+def waiting_jobs(store: Store | SweepReads, name: str) -> list[Job]:
     """The sweep's jobs still waiting to run (queued, held): a submission skips their points,
     so they keep the command and options they were submitted with."""
     if not any(run[2] in WAITING_STATES for run in store.sweep_runs(name)):
@@ -133,7 +134,7 @@ def waiting_with_other_options(
 
 
 def waiting_with_other_options_now(
-    store: Store, name: str, submission: Mapping[str, Any]
+    store: Store | SweepReads, name: str, submission: Mapping[str, Any]
 ) -> list[str]:
     """`sweep status`'s line for the points still waiting with other job options than the
     sweep's latest submission gave (`submission`: the options stored with the sweep): the

@@ -20,7 +20,7 @@ import os
 import time
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from gpuherd.core.run_time import paused_until, pauses
 from gpuherd.core.states import ACTIVE_STATES, POINT_STATES, JobState
@@ -43,6 +43,9 @@ from gpuherd.sweep_specs import expand_points, stored_spec
 from gpuherd.sweep_unwatched import FolderRun, runs_under, shown_running
 from gpuherd.unknown_ended import ended_run, shown_ended
 
+if TYPE_CHECKING:
+    from gpuherd.sweep_reads import SweepReads
+
 __all__ = ["METRICS_FILE", "PARAMS_FILE", "listing", "read_json", "sort_rows", "table"]
 
 _ACTIVE = {state.value for state in ACTIVE_STATES}
@@ -53,7 +56,7 @@ Runs = Mapping[str, FolderRun]
 """Runs no job of the queue watches, by their job's folder (sweep_unwatched.folder_runs)."""
 
 
-def listing(store: Store, runs: Runs | None = None) -> list[dict[str, Any]]:
+def listing(store: Store | SweepReads, runs: Runs | None = None) -> list[dict[str, Any]]:
     """Every sweep with its points counted by state (`sweep ls`)."""
     out = []
     for row in store.list_sweeps():
@@ -75,7 +78,7 @@ def listing(store: Store, runs: Runs | None = None) -> list[dict[str, Any]]:
 
 
 def table(
-    store: Store,
+    store: Store | SweepReads,
     name: str,
     sort: str | None = None,
     states: Sequence[str] = (),
@@ -152,7 +155,11 @@ _Rows = list[dict[str, Any]]
 
 
 def _rows(
-    store: Store, row: SweepRow, spec: SweepSpec, metrics: bool, unwatched: Runs | None = None
+    store: Store | SweepReads,
+    row: SweepRow,
+    spec: SweepSpec,
+    metrics: bool,
+    unwatched: Runs | None = None,
 ) -> tuple[_Rows, _Rows]:
     """The rows of the spec's points, and those of the sweep's jobs outside it. With
     `metrics`, each folder's metrics.json is read too, and its params.json is left for

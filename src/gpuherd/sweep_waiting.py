@@ -18,9 +18,12 @@ from gpuherd.sweep_checks import submitted_options, waiting_with_other_options_n
 
 if TYPE_CHECKING:
     from gpuherd.store import Store
+    from gpuherd.sweep_reads import SweepReads
 
 
-def waiting_options_warning(store: Store, name: str, submission: Mapping[str, Any]) -> list[str]:
+def waiting_options_warning(
+    store: Store | SweepReads, name: str, submission: Mapping[str, Any]
+) -> list[str]:
     """sweep_checks.waiting_with_other_options_now's answer; [] at the cost of one grouped
     query where no waiting job's options differ from those `submission` gave."""
     alike = store.waiting_alike(name)

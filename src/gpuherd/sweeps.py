@@ -60,8 +60,8 @@ from gpuherd.sweep_plan import (
     planned_points,
     read_from_points,
 )
+from gpuherd.sweep_reads import full_table
 from gpuherd.sweep_unwatched import folder_runs, not_rerun
-from gpuherd.sweep_waiting import waiting_options_warning
 from gpuherd.unknown_ended import ended_runs
 from gpuherd.wire import SubmitItem
 from gpuherd.wire_requests import SweepRequest
@@ -346,13 +346,8 @@ class Sweeps:
         """The sweep's points: params, state, times and metrics (`sweep status`), and
         `warnings`: what its rows cannot say (points waiting with other job options)."""
         # A point whose folder a run the queue does not know writes in runs (sweep_unwatched).
-        runs = folder_runs(self.service.engine)
-        table = sweep_table.table(self.store, name, sort, states, limit, runs)
-        row = self.store.get_sweep(name)
-        submission = sweep_table.submission_of(row) if row is not None else {}
-        waiting = waiting_options_warning(self.store, name, submission)
-        table["warnings"] = [*waiting, *table["warnings"]]
-        return table
+        # (The daemon's routes read it off the loop: sweep_reads.sweep_status.)
+        return full_table(self.store, name, sort, states, limit, folder_runs(self.service.engine))
 
 
 def _being_removed(name: str) -> str:

@@ -204,33 +204,33 @@ async def gpus_fragment(request: Request) -> HTMLResponse:
 # ---- sweeps ---------------------------------------------------------------------------------
 
 
-def _sweeps(request: Request) -> dict[str, Any]:
-    return {"sweeps": views_sweeps.listing(_service(request))}
+async def _sweeps(request: Request) -> dict[str, Any]:
+    return {"sweeps": await views_sweeps.listing(_service(request))}
 
 
 @routes.get("/sweeps", response_class=HTMLResponse)
 async def sweeps_page(request: Request) -> HTMLResponse:
     since = _mark(request)
     return scheduler_banner.page(
-        request, "sweeps.html", path="/sweeps", since=since, **_sweeps(request)
+        request, "sweeps.html", path="/sweeps", since=since, **await _sweeps(request)
     )
 
 
 @routes.get("/ui/sweeps", response_class=HTMLResponse)
 async def sweeps_fragment(request: Request) -> HTMLResponse:
-    return views.render("_sweeps.html", **_sweeps(request))
+    return views.render("_sweeps.html", **await _sweeps(request))
 
 
-def _sweep(request: Request, name: str) -> views_sweeps.SweepPage:
+async def _sweep(request: Request, name: str) -> views_sweeps.SweepPage:
     query = views_sweeps.SweepQuery.from_query(request.query_params)
-    return views_sweeps.sweep_page(_service(request), name, query)
+    return await views_sweeps.sweep_page(_service(request), name, query)
 
 
 @routes.get("/sweeps/{name}", response_class=HTMLResponse)
 async def sweep_page(request: Request, name: str) -> HTMLResponse:
     since = _mark(request)
     try:
-        page = _sweep(request, name)
+        page = await _sweep(request, name)
     except NotFound:
         return scheduler_banner.page(
             request, "sweep.html", http_status=404, path="/sweeps", name=name, page=None
@@ -243,7 +243,7 @@ async def sweep_page(request: Request, name: str) -> HTMLResponse:
 @routes.get("/ui/sweeps/{name}", response_class=HTMLResponse)
 async def sweep_fragment(request: Request, name: str) -> HTMLResponse:
     try:
-        page = _sweep(request, name)
+        page = await _sweep(request, name)
     except NotFound:  # removed (`gpuherd sweep rm`) while its page was open
         return views.render("_sweep_gone.html", name=name)
     return views.render("_sweep.html", name=name, page=page)

@@ -10,11 +10,11 @@ from gpuherd.api.routes import RouteTable
 from gpuherd.errors import InvalidValue
 from gpuherd.gc_pause import collector_paused
 from gpuherd.job_commits import commit_of
-from gpuherd.listing import point_paths
 from gpuherd.service import Service
 from gpuherd.store_rows import LARGEST
 from gpuherd.submission import env_problem
 from gpuherd.submission_text import reject_not_utf8_in, reject_nul
+from gpuherd.sweep_reads import sweep_listing, sweep_status
 from gpuherd.sweep_removal import remove_sweep
 from gpuherd.sweeps import Sweeps
 from gpuherd.wire_requests import SweepRequest
@@ -41,7 +41,9 @@ async def submit(request: Request, body: SweepRequest) -> dict[str, Any]:
 
 @routes.get("/sweeps")
 async def listing(request: Request) -> dict[str, Any]:
-    return {"sweeps": _sweeps(request).listing()}
+    """Read off the loop (sweep_reads.py): every point of every sweep is judged."""
+    with collector_paused():
+        return {"sweeps": await sweep_listing(request.app.state.service)}
 
 
 @routes.get("/sweeps/{name}")
@@ -56,13 +58,10 @@ async def table(
     """The results table; with `paths`, each point's `job_dir` and `log_files` too, which
     read every point's job and files (~35 ms per 1,000 points): only what shows them asks
     (`sweep status --json`, the Python API's status()), not the table or CSV."""
-    sweeps = _sweeps(request)
+    service = request.app.state.service
     with collector_paused():  # 40,000 points' rows: ~400,000 objects kept (gc_pause.py)
-        answer = sweeps.table(name, sort, state or (), limit)
-        if paths:
-            rows = [*answer["rows"], *answer["outside"]]
-            point_paths(sweeps.store, sweeps.service.engine.layout, rows)
-    return answer
+        # Read off the loop (sweep_reads.py): a 20,000-point table held it 0.5-3 s.
+        return await sweep_status(service, name, sort, state or (), limit, paths)
 
 
 @routes.delete("/sweeps/{name}")

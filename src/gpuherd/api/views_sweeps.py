@@ -24,8 +24,8 @@ from gpuherd.core.run_time import ran_for
 from gpuherd.core.units import format_duration
 from gpuherd.errors import HerdError, NotFound
 from gpuherd.service import Service
+from gpuherd.sweep_reads import sweep_listing, sweep_status
 from gpuherd.sweep_sort import Columns
-from gpuherd.sweeps import Sweeps
 
 MEAN_OF = 200
 """The estimate averages the run times of at most this many of the latest finished points."""
@@ -156,9 +156,10 @@ def _s(items: list[Any]) -> str:
     return "" if len(items) == 1 else "s"
 
 
-def listing(service: Service) -> list[dict[str, Any]]:
-    """Every sweep (GET /api/v1/sweeps), newest first, with its progress."""
-    sweeps = Sweeps(service).listing()
+async def listing(service: Service) -> list[dict[str, Any]]:
+    """Every sweep (GET /api/v1/sweeps, read off the loop: sweep_reads.py), newest first,
+    with its progress."""
+    sweeps = await sweep_listing(service)
     sweeps.sort(key=lambda s: s["updated_at"], reverse=True)
     return [{**s, "progress": progress(service, s["name"], s["counts"])} for s in sweeps]
 
@@ -267,17 +268,17 @@ def pages(points: int) -> int:
     return max(1, -(-points // PAGE_ROWS))
 
 
-def sweep_page(service: Service, name: str, q: SweepQuery) -> SweepPage:
-    """One sweep (GET /api/v1/sweeps/{name}?sort=) with its progress, table and plot."""
-    sweeps = Sweeps(service)
+async def sweep_page(service: Service, name: str, q: SweepQuery) -> SweepPage:
+    """One sweep (GET /api/v1/sweeps/{name}?sort=, its table read off the loop:
+    sweep_reads.py) with its progress, table and plot."""
     notes = []
     try:
-        table = sweeps.table(name, q.sort or None)
+        table = await sweep_status(service, name, q.sort or None)
     except NotFound:
         raise
     except HerdError as exc:  # an unknown sort key: say so, show the table unsorted
         notes.append(str(exc))
-        table = sweeps.table(name, None)
+        table = await sweep_status(service, name)
         q = replace(q, sort="")
     rows: list[dict[str, Any]] = table["rows"]
     params = list(table["varying"]) or list(dict.fromkeys(k for r in rows for k in r["params"]))
