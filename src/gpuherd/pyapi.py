@@ -78,7 +78,7 @@ from gpuherd.tasks_params import check_sweep
 from gpuherd.wait_removed import WAIT_OVER
 from gpuherd.wire_requests import SweepOptions, options_sent
 
-_YES = "pass yes=True to submit them all"
+_YES = "pass yes=True to {} them all"
 
 
 def connect(
@@ -240,7 +240,8 @@ class Herd(JobListing, CompletedJobs):
             changes["shuffle"] = True
         spec = changed_spec(spec, changes)
         points = count(check_sweep(spec, task))  # (keys that JSON would make text: any sweep)
-        if refusal := size_refusal(spec.name, points, yes=yes, action=_YES, samples="samples=N"):
+        action = _YES.format("list" if dry_run else "submit")  # (a dry run submits nothing)
+        if refusal := size_refusal(spec.name, points, yes=yes, action=action, samples="samples=N"):
             raise HerdError(refusal)
         body = {
             "spec": spec_to_dict(spec),

@@ -468,6 +468,10 @@ def test_each_surface_says_how_it_confirms_a_big_sweep(daemon: Herd, work: Path)
         connect(daemon.home, start=False).sweep("echo {a}", {"a": range(10_001)}, cwd=work)
     assert "pass yes=True to submit them all, or narrow it (samples=N)" in str(python.value)
     assert "--yes" not in str(python.value) and daemon.json("sweep", "ls") == []
+    with pytest.raises(HerdError) as dry:  # (it submits nothing: it said "to submit them all")
+        herd = connect(daemon.home, start=False)
+        herd.sweep("echo {a}", {"a": range(10_001)}, cwd=work, dry_run=True)
+    assert "pass yes=True to list them all, or narrow it (samples=N)" in str(dry.value)
 
 
 @pytest.mark.parametrize("name", ["", "../../etc", ".."])
