@@ -19,7 +19,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import signal
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -28,7 +27,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from gpuherd import paths, removal_journal
+from gpuherd import daemon_signals, paths, removal_journal
 from gpuherd.daemon_executor import (
     LIVE,
     choose_executor,
@@ -121,18 +120,13 @@ def _server_class() -> type[Any]:
 
     class Server(quiet_server_class()):  # type: ignore[misc]
         """uvicorn's server, minus re-raising SIGTERM/SIGINT once it has stopped: that would
-        kill the daemon before its own clean-up (engine, store, socket, lock) and exit 0."""
+        kill the daemon before its own clean-up (engine, store, socket, lock) and exit 0. It
+        stops on SIGHUP too, and ignores SIGUSR1/2, each logged (daemon_signals.py)."""
 
         @contextmanager
         def capture_signals(self) -> Iterator[None]:
-            handlers = {
-                sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)
-            }
-            try:
+            with daemon_signals.handled(self.handle_exit):
                 yield
-            finally:
-                for sig, handler in handlers.items():
-                    signal.signal(sig, handler)
 
     return Server
 

@@ -16,6 +16,7 @@ the last of them ends.
 from __future__ import annotations
 
 import shlex
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ import click
 from gpuherd import __version__, paths
 from gpuherd.cli import daemon_asks
 from gpuherd.cli.options import gpu_choice
+from gpuherd.cli.restart_interrupts import GOES_ON, interrupted, second_interrupt_stops
 from gpuherd.cli.stop_grace import GRACE_OPTION, refuse_grace_without_kill
 from gpuherd.client import Client
 from gpuherd.client_http import replacing
@@ -132,8 +134,6 @@ def restart(ctx: click.Context, kill: bool, grace: float | None) -> None:
 def _stop_and_start(
     ctx: click.Context, client: Client, kill: bool, grace: float | None, variable: bool
 ) -> None:
-    from gpuherd.cli import daemon_cmds  # deferred: that module registers this command
-
     # The daemon replaced may run another gpuherd (upgraded since it started): what the
     # client says of that, "restart it to run this version", is what this call does.
     with replacing():
@@ -156,6 +156,28 @@ def _stop_and_start(
             return
         if not variable:
             _refuse_unusable_saved_gpus(client.home, pid)
+    # From the stop on, a Ctrl-C left no daemon running, and said only "interrupted": the
+    # restart is carried through, and a second Ctrl-C says what it leaves.
+    try:
+        with second_interrupt_stops(GOES_ON):
+            _restart(ctx, client, pid, kill, grace, listen, status)
+    except KeyboardInterrupt:
+        sys.exit(interrupted(client.home, pid, kill))
+
+
+def _restart(
+    ctx: click.Context,
+    client: Client,
+    pid: int,
+    kill: bool,
+    grace: float | None,
+    listen: str | None,
+    status: dict[str, Any],
+) -> None:
+    """Stop the daemon (`pid`, whose status is `status`), then start the next at `listen`."""
+    from gpuherd.cli import daemon_cmds  # deferred: that module registers this command
+
+    with replacing():
         try:
             left = daemon_cmds.stop_daemon(client, pid, "kill" if kill else "leave", grace)
         except (Conflict, daemon_cmds.StoppedByAnother):  # another call's plain stop won
