@@ -12,6 +12,7 @@ import click
 from gpuherd import paths
 from gpuherd.cli import option_checks as checks
 from gpuherd.cli.after_options import after_options, resolved
+from gpuherd.cli.interrupted_request import said_if_interrupted, submission
 from gpuherd.cli.job_refs import (
     FINISHED,
     filtered,
@@ -182,7 +183,9 @@ def submit(
         **opts,
     }
     jobs = [{**options_sent(base), "command": c} for c in commands]
-    answer = client.post("/jobs", {"jobs": jobs, "env": paths.submitter_env()})
+    sent_at = time.time()
+    with said_if_interrupted(lambda: submission(len(jobs), sent_at)):
+        answer = client.post("/jobs", {"jobs": jobs, "env": paths.submitter_env()})
     ids = answer["ids"]
     warn_submitted(commands, base, lambda: gpus_had(client))
     if answer.get("draining"):  # (a stop of any kind: which one is said)

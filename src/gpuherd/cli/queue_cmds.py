@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from gpuherd.cli.after_options import after_options, resolved
+from gpuherd.cli.interrupted_request import on_many, said_if_interrupted
 from gpuherd.cli.job_refs import given_ids, listed_ids, none_given, one_job
 from gpuherd.cli.main import prefixed
 from gpuherd.cli.option_checks import refuse_cpu_only_mem
@@ -48,7 +49,11 @@ from gpuherd.typed_name import typed_name
 def _act(action: str, ids: tuple[str, ...], **body: Any) -> None:
     """POST /jobs/ACTION; one line per outcome, errors on stderr and exit status 1."""
     client = Client()
-    answered(client.post(f"/jobs/{action}", {"ids": given_ids(client, ids), **body}))
+    job_ids = given_ids(client, ids)
+    verb = click.get_current_context().info_name or action  # as typed: `clean`, `retry`
+    with said_if_interrupted(lambda: on_many(verb, len(job_ids))):
+        answer = client.post(f"/jobs/{action}", {"ids": job_ids, **body})
+    answered(answer)
 
 
 def answered(answer: dict[str, Any]) -> None:
@@ -192,10 +197,7 @@ def priority(words: tuple[str, ...]) -> None:
     ctx = click.get_current_context()
     ctx.params = {"ids": " ".join(ids)}  # what a refused P's example repeats before it
     value = PRIORITY.convert(given, click.Argument(["priority"]), ctx)
-    client = Client()
-    answered(
-        client.post("/jobs/priority", {"ids": given_ids(client, tuple(ids)), "priority": value})
-    )
+    _act("priority", tuple(ids), priority=value)
 
 
 def _is_priority(word: str) -> bool:

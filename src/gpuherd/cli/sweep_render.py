@@ -12,6 +12,7 @@ import shlex
 from typing import Any
 
 from gpuherd.cli import plain, render
+from gpuherd.cli.interrupted_request import goes_on
 from gpuherd.core.metrics_unread import unread_line
 from gpuherd.core.sweep_names import sweep_option, value_text
 from gpuherd.core.sweep_values import metric_text
@@ -74,11 +75,14 @@ def jobless_note(table: dict[str, Any]) -> str:
 def interrupted(name: str) -> str:
     """What a Ctrl-C while the daemon submits a sweep leaves: the daemon goes on with what it
     was sent, every point or none (a bare "interrupted" read as a submission called off)."""
-    return (
-        f"sweep {name} may be submitted all the same, as the daemon goes on with a sweep it"
-        f" was sent: {status_command(name)} shows its points; {typed_name()} kill"
-        f" $({typed_name()} ls -q {sweep_option(name)} --state queued,held) cancels those"
-        " waiting"
+    waiting = f"$({typed_name()} ls -q {sweep_option(name)} --state queued,held)"
+    return goes_on(
+        f"sweep {name} may be submitted",
+        "a sweep",
+        [
+            f"{status_command(name)} shows its points",
+            f"{typed_name()} kill {waiting} cancels those waiting",
+        ],
     )
 
 
