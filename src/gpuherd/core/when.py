@@ -96,10 +96,24 @@ def parse_since(text: str, now: float, name: str = "time") -> float:
             raise ValueError(f"{bad}: {why}") from None
     moment = _time_of_day(value, now, bad, _SINCE_HELP)
     if moment is not None:
-        if local_timestamp(moment) > now:
-            moment -= timedelta(days=1)
-        return local_timestamp(moment)
+        past = [at for at in _passes(moment) if at <= now]
+        return past[-1] if past else _passes(moment - timedelta(days=1))[-1]
     return _date_time(value, bad, _SINCE_HELP)
+
+
+def _passes(moment: datetime) -> list[float]:
+    """Epoch seconds at which the clock shows `moment` (naive: local time), earliest first:
+    two in the hour a clock set back for winter time shows twice, else one. `_clock` gives
+    a moment of that hour's second pass fold 1, which its time of day kept: `ls --since
+    02:30` typed at 02:15 of the second pass took yesterday's 02:30, the second pass's
+    still being ahead, where the first, 45 minutes ago, was the last."""
+    first = local_timestamp(moment.replace(fold=0))
+    zone = SAID_IN.get()
+    try:
+        second = moment.replace(tzinfo=zone, fold=1).timestamp()
+    except (ValueError, OverflowError, OSError):  # next to the year 1 or 9999: no jump there
+        return [first]
+    return [first, second] if second > first else [first]
 
 
 def local_timestamp(moment: datetime) -> float:
