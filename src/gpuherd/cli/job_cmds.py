@@ -54,6 +54,7 @@ from gpuherd.cli.options import (
     states_option,
     timeout_option,
 )
+from gpuherd.cli.output_failed import note_queued
 from gpuherd.cli.output_options import check_outputs, output_options, refuse_follow_unkept
 from gpuherd.cli.param_types import (
     ATTEMPT,
@@ -186,7 +187,7 @@ def submit(
     sent_at = time.time()
     with said_if_interrupted(lambda: submission(len(jobs), sent_at)):
         answer = client.post("/jobs", {"jobs": jobs, "env": paths.submitter_env()})
-    ids = answer["ids"]
+    note_queued(ids := answer["ids"])  # (said if the output fails: output_failed.py)
     warn_submitted(commands, base, lambda: gpus_had(client))
     if answer.get("draining"):  # (a stop of any kind: which one is said)
         from gpuherd.cli.stopping_note import stopping_warning  # (a stopping daemon's alone)

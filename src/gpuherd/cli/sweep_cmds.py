@@ -31,6 +31,7 @@ from gpuherd.cli.after_options import after_options, refuse_contradiction, resol
 from gpuherd.cli.group_options import options_before_verb
 from gpuherd.cli.main import prefixed
 from gpuherd.cli.option_checks import one_output
+from gpuherd.cli.output_failed import note_queued
 from gpuherd.cli.output_options import output_options
 from gpuherd.cli.param_types import SEED, Place, WholeRange, checked_by_daemon, completes
 from gpuherd.cli.sweep_args import ParamsCommand, build, is_file
@@ -237,6 +238,7 @@ def submit_sweep(ctx: click.Context, /, source: str, **opts: Any) -> None:
     except KeyboardInterrupt:  # (10,000 points take seconds: long enough to think better)
         click.echo(prefixed("interrupted", sweep_render.interrupted(spec.name)), err=True)
         sys.exit(130)
+    note_queued(answer.get("ids") or [])  # (said if the output fails: output_failed.py)
     worded = worded_for_file(answer["warnings"], spec.command, source, file_env)
     answer["warnings"] = [*cli_warnings, *worded]
     # As submit says it: a --begin already past (a typo'd year) starts the points now.
