@@ -43,6 +43,7 @@ ENGINE_FILES = (
 """The files (under the package) whose loop callbacks are the scheduler's."""
 NOT_ENGINE_FILES = (
     "api/",
+    "daemon_signals.py",
     "hooks.py",
     "job_commits.py",
     "runner_commits.py",
