@@ -128,6 +128,14 @@ def start_cluster(system_config: dict[str, Any] | None) -> LocalCluster:
     return LocalCluster(c, nodes)
 
 
+def lone_head(num_gpus: int = 0) -> Any:
+    """A cluster of a head alone (1 CPU, `num_gpus` fake GPUs: cheap), not connected to; the
+    caller stops it with `shutdown`."""
+    return Cluster(
+        initialize_head=True, connect=False, head_node_args={"num_cpus": 1, "num_gpus": num_gpus}
+    )
+
+
 def shutdown(cluster: Cluster) -> None:
     """Stop the cluster by its handle (never `ray stop`), reaping what it gives up on."""
     with reaping(cluster.head_node, *cluster.worker_nodes):

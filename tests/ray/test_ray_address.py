@@ -16,8 +16,7 @@ from conftest import Herd, need
 
 need("ray.cluster_utils", "ray")
 
-from ray.cluster_utils import Cluster
-from ray_fixtures import shutdown
+from ray_fixtures import lone_head, shutdown
 
 from gpuherd import paths
 from gpuherd.executors import ray_cluster
@@ -36,9 +35,7 @@ def remembered(herd: Herd) -> dict[str, Any]:
 
 
 def test_auto_is_remembered_as_the_cluster_it_found(herd: Herd) -> None:
-    cluster: Any = Cluster(
-        initialize_head=True, connect=False, head_node_args={"num_cpus": 1, "num_gpus": 0}
-    )
+    cluster: Any = lone_head()
     try:
         address = str(cluster.address)
         herd.env["RAY_ADDRESS"] = address  # what `auto` finds (as after `ray start --head`)

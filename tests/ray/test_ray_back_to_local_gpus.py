@@ -18,8 +18,7 @@ from conftest import Herd, need
 
 need("ray.cluster_utils", "ray")
 
-from ray.cluster_utils import Cluster
-from ray_fixtures import shutdown
+from ray_fixtures import lone_head, shutdown
 
 from gpuherd.cli.gpu_cmds import configured
 
@@ -28,9 +27,7 @@ pytestmark = pytest.mark.timeout(180)
 
 @pytest.fixture(name="head")
 def head_fixture() -> Iterator[Any]:
-    cluster = Cluster(
-        initialize_head=True, connect=False, head_node_args={"num_cpus": 1, "num_gpus": 2}
-    )
+    cluster = lone_head(2)
     try:
         yield cluster
     finally:

@@ -18,8 +18,7 @@ from conftest import Herd, need, wait_for
 need("ray.cluster_utils", "ray")
 
 from ray._private import ray_constants
-from ray.cluster_utils import Cluster
-from ray_fixtures import shutdown
+from ray_fixtures import lone_head, shutdown
 
 from gpuherd import paths
 from gpuherd.store import Store
@@ -68,9 +67,7 @@ def test_start_on_an_address_nobody_answers_refuses(herd: Herd) -> None:
 
 
 def test_plain_start_refuses_when_the_remembered_cluster_is_gone(herd: Herd) -> None:
-    cluster: Any = Cluster(
-        initialize_head=True, connect=False, head_node_args={"num_cpus": 1, "num_gpus": 0}
-    )
+    cluster: Any = lone_head()
     try:
         address = str(cluster.address)
         herd.start("--address", address)
@@ -90,9 +87,7 @@ def test_plain_start_refuses_when_the_remembered_cluster_is_gone(herd: Herd) -> 
 def test_a_gone_cluster_with_jobs_running_there_names_the_whole_way_out(herd: Herd) -> None:
     """`--executor local`, advised alone, was refused in turn for the jobs still running on
     the cluster (pointing at --abandon-running): a second try. Now the first line says it all."""
-    cluster: Any = Cluster(
-        initialize_head=True, connect=False, head_node_args={"num_cpus": 1, "num_gpus": 0}
-    )
+    cluster: Any = lone_head()
     try:
         address = str(cluster.address)
         herd.start("--address", address)
@@ -122,9 +117,7 @@ def test_start_on_a_hung_gcs_refuses_in_one_line(herd: Herd) -> None:
     """A head whose GCS accepts connections but does not answer (hung, here frozen). Before:
     `ray.init` retried for about 4 minutes, and `daemon start` gave up after 30 s with `the
     daemon (pid …) did not answer within 30s: still starting, or stuck`."""
-    cluster: Any = Cluster(
-        initialize_head=True, connect=False, head_node_args={"num_cpus": 1, "num_gpus": 0}
-    )
+    cluster: Any = lone_head()
     [gcs] = cluster.head_node.all_processes[ray_constants.PROCESS_TYPE_GCS_SERVER]
     hung = psutil.Process(gcs.process.pid)
     try:

@@ -26,8 +26,7 @@ from conftest import Herd, need, wait_for
 
 need("ray.cluster_utils", "ray")
 
-from ray.cluster_utils import Cluster
-from ray_fixtures import shutdown
+from ray_fixtures import lone_head, shutdown
 
 from gpuherd.core.when import format_moment
 from gpuherd.executors.base import NO_USER_FILES
@@ -37,9 +36,7 @@ pytestmark = pytest.mark.timeout(180)
 
 @pytest.fixture(name="head")
 def head_fixture() -> Iterator[Any]:
-    cluster = Cluster(
-        initialize_head=True, connect=False, head_node_args={"num_cpus": 1, "num_gpus": 0}
-    )
+    cluster = lone_head()
     try:
         yield cluster
     finally:
