@@ -225,6 +225,16 @@ def _stop(reason: str, at: float | None, requeue: int) -> StopRequest:
 
 
 def attempt_from_row(r: Sequence[Any]) -> Attempt:
+    """The attempt a row of `attempts` holds; a value no gpuherd writes there (`gpus` that is
+    no JSON list) is a StoreError naming the row, as for a job's (the parser's words alone,
+    `Expecting value: line 1 column 1`, ended `daemon start` naming nothing)."""
+    try:
+        return _attempt_from_row(r)
+    except (ValueError, TypeError) as exc:
+        raise damaged(f"job {r[0]}'s attempt {r[1]}", exc) from None
+
+
+def _attempt_from_row(r: Sequence[Any]) -> Attempt:
     return Attempt(
         job_id=r[0],
         number=r[1],

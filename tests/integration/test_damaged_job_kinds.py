@@ -7,6 +7,8 @@ in daemon.log and by `show` in one line, and the other jobs run."""
 
 from __future__ import annotations
 
+import sqlite3
+
 from test_damaged_job_row import SAID, daemon_log, set_column
 
 from conftest import Herd
@@ -52,3 +54,35 @@ def test_text_in_number_columns_sets_those_jobs_aside_and_the_others_run(herd: H
         set_column(herd, job, column, back)  # set back: they run, nobody waking the daemon
     for job in damaged:
         assert herd.wait_state(job, "succeeded", "failed")["state"] == "succeeded"
+
+
+def test_a_damaged_attempt_row_is_named_by_show_and_by_a_refused_start(herd: Herd) -> None:
+    """An attempt's `gpus` that is no JSON list: `show` said `internal error`, and a daemon
+    start whose recovery read it said only `Expecting value: line 1 column 1 (char 0)`."""
+    herd.start("--fake-gpus", "1")
+    ended = herd.submit("--", "true")
+    herd.wait_state(ended, "succeeded")
+    running = herd.submit("--", "sleep", "300")
+    herd.wait_state(running, "running")
+    said = SAID.replace("'s row in", "'s attempt 1 in")
+    why = "Expecting value: line 1 column 1 (char 0)"
+    with sqlite3.connect(herd.home / "herd.db") as db:
+        db.execute("UPDATE attempts SET gpus = 'x' WHERE job_id = ?", (ended,))
+    db.close()
+    shown = herd.cli("show", str(ended), check=False)
+    assert (shown.returncode, shown.stdout) == (1, ""), shown
+    assert shown.stderr == f"gpuherd: error: {said.format(job=ended, why=why)}\n"
+
+    herd.cli("daemon", "stop")  # (job `running` goes on)
+    with sqlite3.connect(herd.home / "herd.db") as db:
+        db.execute("UPDATE attempts SET gpus = 'x' WHERE job_id = ?", (running,))
+    db.close()
+    start = herd.cli("daemon", "start", check=False)
+    assert start.returncode == 1, start
+    assert start.stderr == f"gpuherd: error: {said.format(job=running, why=why)}\n", start
+    with sqlite3.connect(herd.home / "herd.db") as db:  # set back, as the line says
+        db.execute("UPDATE attempts SET gpus = '[0]' WHERE job_id = ?", (running,))
+    db.close()
+    herd.start()
+    assert herd.job(running)["state"] == "running"
+    herd.cli("kill", str(running))
