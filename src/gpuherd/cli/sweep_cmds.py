@@ -16,7 +16,6 @@ the daemon's are not asked whether they could run them (Python's dry_run asks th
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import sys
 import time
@@ -385,17 +384,9 @@ def remove(names: tuple[str, ...]) -> None:
         said = f"removed sweep {name} ({plural(answer['removed'], 'job')})"
         if cancelled := answer.get("cancelled"):  # (absent from an older daemon)
             said += f", and {jobs_said(cancelled)}, which waited for its jobs, cancelled"
-        click.echo(f"{said}; {kept(answer['results_dir'])}")
+        click.echo(f"{said}; {sweep_render.kept(answer['results_dir'])}")
     if failed:
         sys.exit(1)
-
-
-def kept(results_dir: str) -> str:
-    """What became of the results folder: `sweep rm` leaves it, but one moved or deleted
-    before the removal is not there to keep (it said `results in ... kept` all the same)."""
-    if os.path.isdir(results_dir):
-        return f"results in {results_dir} kept"
-    return f"its results folder {results_dir} was gone already (moved or deleted?)"
 
 
 COMMANDS = [sweep]

@@ -8,6 +8,7 @@ are (`[/]` stays `[/]`), with escape sequences dropped.
 
 from __future__ import annotations
 
+import os
 import shlex
 from typing import Any
 
@@ -299,3 +300,11 @@ def _metric_labels(
         return k.casefold() in names or (columns is not None and columns.label(kind, k) != k)
 
     return [f"{k} ({kind})" if clash(k) else k for k in metrics]
+
+
+def kept(results_dir: str) -> str:
+    """What became of the results folder: `sweep rm` leaves it, but one moved or deleted
+    before the removal is not there to keep (it said `results in ... kept` all the same)."""
+    if os.path.isdir(results_dir):
+        return f"results in {results_dir} kept"
+    return f"its results folder {results_dir} was gone already (moved or deleted?)"
