@@ -38,7 +38,7 @@ def acquire_lock(home: Path) -> home_lock.HomeLock:
     (paths.socket_dir) and its jobs' attempt keys (Layout.for_home) are made of it."""
     lock = home_lock.acquire_lock(home)
     try:
-        keep(home, paths.database(home).exists())
+        keep(home)
     except BaseException:
         lock.close()
         raise

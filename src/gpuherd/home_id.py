@@ -51,21 +51,20 @@ def path_digest(folder: Path) -> str:
     return hashlib.sha256(os.fsencode(folder.resolve())).hexdigest()[:12]
 
 
-def keep(home: Path, database_there: bool) -> str:
+def keep(home: Path) -> str:
     """Keep the home's id in it, as its daemon starts (under the home's lock): the one kept,
     or a new one for a copy used beside its original (see the module's docstring); for a home
-    with none kept, the digest of its path where it holds a queue (`database_there`: its
-    running jobs carry that one), else a new one (a home made again where another was, which
-    may run on elsewhere, moved, must not share its id). Returns the id kept. OSError where it
-    could not be written, but for a queue's digest, which every client takes anyway."""
+    with none kept, the digest of its path, which its running jobs (a home of an older
+    gpuherd) and its clients carry. Returns the id kept. (A new home made where another was,
+    moved since with its jobs running, shares its id: docs/files.md says so.)"""
     kept, here = _read(home), identity(home)
     if kept is None:
-        made = path_digest(home) if database_there else _new_id()
+        # The digest of its path, a new home's too: the one its clients took before this
+        # start (a client made then, waiting for the socket, looks where that id puts it).
+        made = path_digest(home)
         try:
             _write(home, made, here)
         except OSError as exc:  # (a full disk: kept at the next start that can write it)
-            if not database_there:
-                raise
             log.warning("cannot keep the home's id in %s: %s", home / ID_FILE, exc.strerror)
         return made
     made, folder, path = kept
